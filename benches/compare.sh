@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# compare.sh - EPCC-style construct overheads: oxiomp vs LLVM libomp vs libgomp.
+#
+# Usage: benches/compare.sh [--rounds N] [--threads T] [CONSTRUCT...]
+#   defaults: --rounds 5 --threads 2, constructs PARALLEL BARRIER
+#   ALL as a construct name expands to every construct overhead.c knows.
+#
+# Builds benches/overhead.c twice into target/bench/:
+#   overhead-clang  (clang-19 -fopenmp: needs libomp.so.5)  = binary "A"
+#   overhead-gcc    (gcc -fopenmp: libgomp)                 = binary "G"
+# and, every round, runs each construct interleaved as
+#   A on oxiomp  (LD_LIBRARY_PATH=target/bench/oxiomp-lib, libomp.so.5 -> ours)
+#   A on libomp  (LD_LIBRARY_PATH unset: Debian's /usr/lib/llvm-19 libomp)
+#   G on libgomp
+# one process per construct and runtime, so a crash or hang (timeout
+# ${OVH_TIMEOUT:-120} s) only marks that cell "error". The value reported per
+# cell is the median over rounds of overhead.c's per-run median.
+#
+# Environment:
+#   OXIOMP_LIB      our library (default target/release/libomp.so)
+#   OMP_PROC_BIND   default "close"; OMP_PLACES passed through if set
+#   OVH_OUTER, OVH_TIME_MS, OVH_*  passed through to overhead.c
+#   OVH_TIMEOUT     per-run timeout in seconds (default 120)
+# Output: table on stdout, markdown in target/bench/overhead.md,
+#         raw per-run output and stderr in target/bench/logs/.
+set -euo pipefail
+
+ORIG_PWD=$PWD
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+rounds=5
+threads=2
+constructs=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
+    --rounds=*) rounds=${1#*=}; shift ;;
+    --threads) threads=${2:?--threads needs a value}; shift 2 ;;
+    --threads=*) threads=${1#*=}; shift ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
+    *) constructs+=("$1"); shift ;;
+    esac
+done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: bad --rounds '$rounds'" >&2; exit 2; }
+[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: bad --threads '$threads'" >&2; exit 2; }
+[ ${#constructs[@]} -gt 0 ] || constructs=(PARALLEL BARRIER)
+
+die() { echo "compare.sh: ERROR: $*" >&2; exit 1; }
+
+# --- our library -------------------------------------------------------------
+if [ -n "${OXIOMP_LIB:-}" ]; then
+    case "$OXIOMP_LIB" in /*) ;; *) OXIOMP_LIB=$ORIG_PWD/$OXIOMP_LIB ;; esac
+else
+    OXIOMP_LIB=$ROOT/target/release/libomp.so
+fi
+[ -f "$OXIOMP_LIB" ] || die "oxiomp library not found at '$OXIOMP_LIB'.
+    Run 'cargo build --release' first (or set OXIOMP_LIB=/path/to/libomp.so)."
+ours_real=$(realpath -e "$OXIOMP_LIB")
+
+# --- build -------------------------------------------------------------------
+BENCH=target/bench
+mkdir -p "$BENCH/logs"
+A=$BENCH/overhead-clang
+G=$BENCH/overhead-gcc
+command -v clang-19 >/dev/null || die "clang-19 not found"
+command -v gcc >/dev/null || die "gcc not found"
+clang-19 -fopenmp -O2 -o "$A" benches/overhead.c || die "clang-19 build failed"
+gcc -fopenmp -O2 -o "$G" benches/overhead.c || die "gcc build failed"
+
+LIBDIR=$BENCH/oxiomp-lib
+mkdir -p "$LIBDIR"
+ln -sfn "$ours_real" "$LIBDIR/libomp.so.5"
+LIBDIR_ABS=$(cd "$LIBDIR" && pwd)
+
+# Expand ALL / validate names (case-insensitive) against the binary's list.
+mapfile -t known < <("$G" --list)
+sel=()
+for c in "${constructs[@]}"; do
+    cu=${c^^}
+    if [ "$cu" = ALL ]; then sel+=("${known[@]}"); continue; fi
+    printf '%s\n' "${known[@]}" | grep -qx -- "$cu" ||
+        die "unknown construct '$c'; known: ${known[*]}"
+    sel+=("$cu")
+done
+constructs=("${sel[@]}")
+
+# --- runtime environments ------------------------------------------------------
+# Pinning: with OMP_PROC_BIND unset the OS may migrate threads between cores
+# (or stack two on one core) in the middle of a measurement; each migration
+# costs cold caches and a spin-waiting thread sharing a core with the thread it
+# waits for costs a whole time slice. Binding one thread per core makes the
+# numbers far more repeatable. Override with OMP_PROC_BIND=false etc.
+export OMP_PROC_BIND=${OMP_PROC_BIND:-close}
+export OMP_NUM_THREADS=$threads
+unset OMP_DISPLAY_ENV KMP_AFFINITY GOMP_CPU_AFFINITY 2>/dev/null || true
+
+# run_rt RUNTIME CMD...: run with the right library environment
+run_rt() {
+    local rt=$1; shift
+    case "$rt" in
+    oxiomp) env LD_LIBRARY_PATH="$LIBDIR_ABS" "$@" ;;
+    libomp | libgomp) env -u LD_LIBRARY_PATH "$@" ;;
+    esac
+}
+
+# resolved PATH-OF-LIB for a runtime, via the dynamic loader itself
+resolve() { # resolve RUNTIME BINARY SONAME
+    run_rt "$1" env LD_TRACE_LOADED_OBJECTS=1 "$2" |
+        awk -v so="$3" '$1 == so && $2 == "=>" { print $3; exit }'
+}
+
+# --- check which library each configuration really loads ----------------------
+ox_path=$(resolve oxiomp "$A" libomp.so.5)
+ll_path=$(resolve libomp "$A" libomp.so.5)
+gomp_path=$(resolve libgomp "$G" libgomp.so.1)
+[ -n "$ox_path" ] && [ -e "$ox_path" ] || die "A with LD_LIBRARY_PATH=$LIBDIR_ABS does not resolve libomp.so.5 ('$ox_path')"
+[ -n "$ll_path" ] && [ -e "$ll_path" ] || die "A without LD_LIBRARY_PATH does not resolve libomp.so.5 ('$ll_path'); is Debian's libomp5-19 installed?"
+[ -n "$gomp_path" ] || die "G does not resolve libgomp.so.1"
+ox_real=$(realpath -e "$ox_path")
+ll_real=$(realpath -e "$ll_path")
+[ "$ox_real" = "$ours_real" ] ||
+    die "oxiomp run would load $ox_path (-> $ox_real), not our library $ours_real. Refusing to measure."
+case "$ll_path" in "$LIBDIR_ABS"/*) die "libomp run resolves into $LIBDIR_ABS" ;; esac
+if [ "$ll_real" = "$ours_real" ]; then
+    # Only legitimate when OXIOMP_LIB is Debian's own file (testing this script).
+    echo "compare.sh: WARNING: OXIOMP_LIB is the system libomp ($ll_real): comparing libomp with itself" >&2
+fi
+if run_rt libgomp env LD_TRACE_LOADED_OBJECTS=1 "$G" | grep -q 'libomp'; then
+    die "gcc binary unexpectedly loads libomp"
+fi
+echo "# oxiomp : $ox_path -> $ox_real" >&2
+echo "# libomp : $ll_path -> $ll_real" >&2
+echo "# libgomp: $gomp_path" >&2
+echo "# threads=$threads rounds=$rounds OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=${OMP_PLACES:-unset} constructs: ${constructs[*]}" >&2
+
+# --- measure -----------------------------------------------------------------
+RUNTIMES=(oxiomp libomp libgomp)
+TIMEOUT=${OVH_TIMEOUT:-120}
+declare -A vals   # "$rt/$c" -> space-separated per-round medians
+declare -A errs   # "$rt/$c" -> number of failed runs
+stamp=$(date +%Y%m%d-%H%M%S)
+raw=$BENCH/logs/raw-$stamp.txt
+: >"$raw"
+
+for ((r = 1; r <= rounds; r++)); do
+    for c in "${constructs[@]}"; do
+        for rt in "${RUNTIMES[@]}"; do
+            bin=$A; [ "$rt" = libgomp ] && bin=$G
+            log=$BENCH/logs/$rt-$c-r$r.err
+            set +e
+            out=$(run_rt "$rt" timeout -k 5 "$TIMEOUT" "$bin" "$c" 2>"$log")
+            rc=$?
+            set -e
+            line=$(printf '%s\n' "$out" | awk -v c="$c" '$1 == c { print; exit }')
+            med=$(awk '{ print $2 }' <<<"$line")
+            if [ $rc -ne 0 ] || ! [[ $med =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then
+                errs[$rt/$c]=$((${errs[$rt/$c]:-0} + 1))
+                [ $rc -eq 124 ] && why="timeout ${TIMEOUT}s" || why="exit $rc"
+                echo "round $r: $c on $rt FAILED ($why), see $log" >&2
+                echo "$r $rt $c ERROR $why" >>"$raw"
+            else
+                vals[$rt/$c]+="$med "
+                echo "$r $rt $line" >>"$raw"
+                printf 'round %d/%d  %-18s %-8s %s us\n' "$r" "$rounds" "$c" "$rt" "$med" >&2
+            fi
+        done
+    done
+done
+
+# --- report ------------------------------------------------------------------
+median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{ a[NR] = $1 } END {
+    if (NR == 0) exit; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+fmt() { [ "$1" = error ] && echo error || awk -v x="$1" 'BEGIN { printf "%.3g", x }'; }
+ratio() { # ratio NUM DEN
+    if [ "$1" = error ] || [ "$2" = error ]; then echo "-"; return; fi
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0 || a < 0) print "n/a"; else printf "%.3g", a / b }'
+}
+
+md=$BENCH/overhead.md
+{
+    echo "# Construct overheads (us), EPCC method"
+    echo
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, OMP_NUM_THREADS=$threads, OMP_PROC_BIND=$OMP_PROC_BIND," \
+        "$rounds rounds (median of per-run medians), OVH_OUTER=${OVH_OUTER:-20} OVH_TIME_MS=${OVH_TIME_MS:-100}."
+    echo "oxiomp: \`$ours_real\`; libomp: \`$ll_real\`; libgomp: \`$gomp_path\`."
+    echo "Schedule tests (STATIC..TASKLOOP_1) are us per loop of 1024 iterations per thread."
+    echo
+    echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp |"
+    echo "|---|---:|---:|---:|---:|---:|"
+} >"$md"
+
+printf '%-18s %10s %10s %10s %14s %15s\n' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp
+for c in "${constructs[@]}"; do
+    declare -A m=()
+    for rt in "${RUNTIMES[@]}"; do
+        if [ "${errs[$rt/$c]:-0}" -gt 0 ] || [ -z "${vals[$rt/$c]:-}" ]; then
+            m[$rt]=error
+        else
+            m[$rt]=$(median <<<"${vals[$rt/$c]}")
+        fi
+    done
+    o=$(fmt "${m[oxiomp]}"); l=$(fmt "${m[libomp]}"); g=$(fmt "${m[libgomp]}")
+    r1=$(ratio "${m[oxiomp]}" "${m[libomp]}"); r2=$(ratio "${m[oxiomp]}" "${m[libgomp]}")
+    printf '%-18s %10s %10s %10s %14s %15s\n' "$c" "$o" "$l" "$g" "$r1" "$r2"
+    echo "| $c | $o | $l | $g | $r1 | $r2 |" >>"$md"
+    unset m
+done
+echo >&2
+echo "# markdown: $md   raw: $raw" >&2

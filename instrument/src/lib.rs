@@ -1,0 +1,174 @@
+//! The one event vocabulary of oxiomp.
+//!
+//! Every place in the runtime that changes what a thread is doing calls one function of this
+//! crate: `instr::barrier_plain_enter()`, `instr::barrier_plain_exit()`, and so on. The functions
+//! are generated from the single table in [`states!`] below, which also carries each state's
+//! ovni event code (OpenMP model "P" 1.2.1) and its Paraver value, so a recorder, an OMPT bridge
+//! or a debugger hook can hang off the same calls without the engine growing a second set of
+//! hooks.
+//!
+//! Today no recorder is installed: each call is one load of a cached flag and a predictable
+//! branch. The recorder (ovni streams) plugs in behind [`Recorder`].
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The subsystem a state belongs to (the OpenMP-V subsystem view).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subsystem {
+    Barrier,
+    Critical,
+    WorkDistribution,
+    Task,
+    Runtime,
+}
+
+macro_rules! states {
+    ($( $variant:ident, $enter:ident, $exit:ident, $sub:ident, $value:literal, $mcv:literal, $label:literal; )*) => {
+        /// A subsystem state a thread can be in. The discriminant is the Paraver value of event
+        /// type 50 in ovni's OpenMP model.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum State { $( $variant = $value, )* }
+
+        impl State {
+            /// Every state, in Paraver value order.
+            pub const ALL: &'static [State] = &[ $( State::$variant, )* ];
+
+            /// The subsystem this state belongs to.
+            pub const fn subsystem(self) -> Subsystem {
+                match self { $( State::$variant => Subsystem::$sub, )* }
+            }
+
+            /// ovni's model/category/value characters for entering the state (the value
+            /// character upper-cased ends it).
+            pub const fn ovni_mcv(self) -> &'static [u8; 3] {
+                match self { $( State::$variant => $mcv, )* }
+            }
+
+            /// The name shown in views and summaries.
+            pub const fn label(self) -> &'static str {
+                match self { $( State::$variant => $label, )* }
+            }
+        }
+
+        $(
+            #[doc = concat!("Enter \"", $label, "\".")]
+            #[inline(always)]
+            pub fn $enter() { if enabled() { recorder().push(State::$variant) } }
+            #[doc = concat!("Leave \"", $label, "\".")]
+            #[inline(always)]
+            pub fn $exit() { if enabled() { recorder().pop(State::$variant) } }
+        )*
+    };
+}
+
+states! {
+    BarrierFork, barrier_fork_enter, barrier_fork_exit, Barrier, 1, b"PBf", "Barrier: fork";
+    BarrierJoin, barrier_join_enter, barrier_join_exit, Barrier, 2, b"PBj", "Barrier: join";
+    BarrierPlain, barrier_plain_enter, barrier_plain_exit, Barrier, 3, b"PBb", "Barrier: plain";
+    BarrierSpinWait, barrier_spin_wait_enter, barrier_spin_wait_exit, Barrier, 4, b"PBs", "Barrier: spin wait";
+    BarrierTask, barrier_task_enter, barrier_task_exit, Barrier, 5, b"PBt", "Barrier: task";
+    CriticalAcquiring, critical_acquiring_enter, critical_acquiring_exit, Critical, 6, b"PIa", "Critical: acquiring";
+    CriticalReleasing, critical_releasing_enter, critical_releasing_exit, Critical, 7, b"PIr", "Critical: releasing";
+    CriticalSection, critical_section_enter, critical_section_exit, Critical, 8, b"PI[", "Critical: section";
+    Distribute, distribute_enter, distribute_exit, WorkDistribution, 9, b"PWd", "Work-distribution: distribute";
+    DynamicForChunk, dynamic_for_chunk_enter, dynamic_for_chunk_exit, WorkDistribution, 10, b"PWc", "Work-distribution: dynamic for chunk";
+    DynamicForInit, dynamic_for_init_enter, dynamic_for_init_exit, WorkDistribution, 11, b"PWy", "Work-distribution: dynamic for init";
+    StaticForChunk, static_for_chunk_enter, static_for_chunk_exit, WorkDistribution, 12, b"PWs", "Work-distribution: static for chunk";
+    Section, section_enter, section_exit, WorkDistribution, 13, b"PWe", "Work-distribution: section";
+    Single, single_enter, single_exit, WorkDistribution, 14, b"PWi", "Work-distribution: single";
+    TaskAllocation, task_allocation_enter, task_allocation_exit, Task, 15, b"PTa", "Task: allocation";
+    TaskCheckDeps, task_check_deps_enter, task_check_deps_exit, Task, 16, b"PTc", "Task: check deps";
+    TaskDuplicating, task_duplicating_enter, task_duplicating_exit, Task, 17, b"PTd", "Task: duplicating";
+    TaskReleasingDeps, task_releasing_deps_enter, task_releasing_deps_exit, Task, 18, b"PTr", "Task: releasing deps";
+    TaskRunning, task_running_enter, task_running_exit, Task, 19, b"PT[", "Task: running task";
+    TaskRunningIf0, task_running_if0_enter, task_running_if0_exit, Task, 20, b"PTi", "Task: running task if0";
+    TaskScheduling, task_scheduling_enter, task_scheduling_exit, Task, 21, b"PTs", "Task: scheduling";
+    Taskgroup, taskgroup_enter, taskgroup_exit, Task, 22, b"PTg", "Task: taskgroup";
+    Taskwait, taskwait_enter, taskwait_exit, Task, 23, b"PTt", "Task: taskwait";
+    TaskwaitDeps, taskwait_deps_enter, taskwait_deps_exit, Task, 24, b"PTw", "Task: taskwait deps";
+    Taskyield, taskyield_enter, taskyield_exit, Task, 25, b"PTy", "Task: taskyield";
+    Attached, attached_enter, attached_exit, Runtime, 26, b"PA[", "Runtime: attached";
+    ForkCall, fork_call_enter, fork_call_exit, Runtime, 27, b"PCf", "Runtime: fork call";
+    Init, init_enter, init_exit, Runtime, 28, b"PCi", "Runtime: init";
+    InternalMicrotask, internal_microtask_enter, internal_microtask_exit, Runtime, 29, b"PMi", "Runtime: internal microtask";
+    UserMicrotask, user_microtask_enter, user_microtask_exit, Runtime, 30, b"PMu", "Runtime: user microtask";
+    WorkerLoop, worker_loop_enter, worker_loop_exit, Runtime, 31, b"PH[", "Runtime: worker main loop";
+}
+
+/// What consumes the event stream. Implementations must be cheap, lock-free and allocation-free
+/// on `push`/`pop` (they run on the runtime's hot paths when tracing is on).
+pub trait Recorder: Send + Sync {
+    /// The calling thread enters `state` (pushes it on its subsystem stack).
+    fn push(&self, state: State);
+    /// The calling thread leaves `state` (pops it).
+    fn pop(&self, state: State);
+}
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
+
+/// Whether a recorder is installed. Relaxed suffices: the flag only goes from false to true,
+/// after the recorder is published through the `OnceLock` (which has its own
+/// acquire/release); a thread that still reads false merely skips events of the moment.
+#[inline(always)]
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+#[cold]
+fn recorder() -> &'static dyn Recorder {
+    *RECORDER.get().expect("instrument: enabled without a recorder")
+}
+
+/// Installs the process-wide recorder. Returns false if one was installed already.
+pub fn install(recorder: &'static dyn Recorder) -> bool {
+    if RECORDER.set(recorder).is_err() {
+        return false;
+    }
+    ENABLED.store(true, Ordering::Release);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_has_all_31_states_with_distinct_codes() {
+        assert_eq!(State::ALL.len(), 31);
+        for (i, s) in State::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i + 1, "{s:?} out of order");
+            assert_eq!(s.ovni_mcv()[0], b'P');
+            for t in &State::ALL[i + 1..] {
+                assert_ne!(s.ovni_mcv(), t.ovni_mcv());
+                assert_ne!(s.label(), t.label());
+            }
+        }
+        assert_eq!(State::CriticalSection.subsystem(), Subsystem::Critical);
+        assert_eq!(State::WorkerLoop.label(), "Runtime: worker main loop");
+    }
+
+    struct Counting(std::sync::atomic::AtomicUsize);
+    impl Recorder for Counting {
+        fn push(&self, _: State) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+        fn pop(&self, _: State) {
+            self.0.fetch_add(100, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn installed_recorder_sees_calls() {
+        static C: Counting = Counting(std::sync::atomic::AtomicUsize::new(0));
+        barrier_plain_enter(); // no recorder yet (or already): must not panic
+        assert!(install(&C));
+        assert!(!install(&C));
+        let before = C.0.load(Ordering::Relaxed);
+        barrier_plain_enter();
+        barrier_plain_exit();
+        assert_eq!(C.0.load(Ordering::Relaxed) - before, 101);
+    }
+}

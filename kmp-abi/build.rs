@@ -1,0 +1,17 @@
+//! Compiles the C/asm shim: the variadic `__kmpc_fork_call` / `__kmpc_fork_teams` entries and the
+//! microtask invoker. Linked whole-archive so the entries stay in the library although no Rust
+//! code calls them.
+
+fn main() {
+    println!("cargo:rerun-if-changed=shim/fork.c");
+    println!("cargo:rerun-if-changed=shim/invoke.S");
+    cc::Build::new()
+        .file("shim/fork.c")
+        .file("shim/invoke.S")
+        .flag_if_supported("-fno-omit-frame-pointer")
+        .cargo_metadata(false)
+        .compile("oxiomp_shim");
+    let out = std::env::var("OUT_DIR").expect("OUT_DIR");
+    println!("cargo:rustc-link-search=native={out}");
+    println!("cargo:rustc-link-lib=static:+whole-archive=oxiomp_shim");
+}

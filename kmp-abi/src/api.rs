@@ -1,0 +1,185 @@
+//! The `omp_*` inquiry/setter routines and the `kmp_*` extensions.
+
+use std::ffi::c_int;
+use std::time::Duration;
+
+use oxiomp_runtime::query as q;
+use oxiomp_runtime::{Runtime, WaitPolicy};
+
+use crate::misuse;
+
+macro_rules! getters {
+    ($( $name:ident -> $ty:ty = $e:expr; )*) => {
+        $(
+            #[unsafe(no_mangle)]
+            pub extern "C" fn $name() -> $ty { $e }
+        )*
+    };
+}
+
+getters! {
+    omp_get_num_threads -> c_int = q::num_threads();
+    omp_get_thread_num -> c_int = q::thread_num();
+    omp_get_max_threads -> c_int = q::max_threads();
+    omp_get_num_procs -> c_int = q::num_procs();
+    omp_in_parallel -> c_int = q::in_parallel() as c_int;
+    omp_get_dynamic -> c_int = q::dynamic() as c_int;
+    omp_get_nested -> c_int = q::nested() as c_int;
+    omp_get_cancellation -> c_int = q::cancellation() as c_int;
+    omp_get_thread_limit -> c_int = q::thread_limit();
+    omp_get_max_active_levels -> c_int = q::max_active_levels();
+    omp_get_supported_active_levels -> c_int = q::supported_active_levels();
+    omp_get_level -> c_int = q::level();
+    omp_get_active_level -> c_int = q::active_level();
+    omp_get_proc_bind -> c_int = q::proc_bind();
+    omp_get_num_places -> c_int = q::num_places();
+    omp_get_place_num -> c_int = q::place_num();
+    omp_get_partition_num_places -> c_int = q::partition().len() as c_int;
+    omp_get_num_teams -> c_int = q::num_teams();
+    omp_get_team_num -> c_int = q::team_num();
+    omp_get_default_device -> c_int = q::default_device();
+    omp_get_num_devices -> c_int = 0;
+    omp_get_device_num -> c_int = 0;
+    omp_get_initial_device -> c_int = 0;
+    omp_is_initial_device -> c_int = 1;
+    omp_get_max_task_priority -> c_int = q::max_task_priority();
+    omp_get_max_teams -> c_int = q::max_teams();
+    omp_get_teams_thread_limit -> c_int = q::teams_thread_limit();
+    omp_get_wtime -> f64 = q::wtime();
+    omp_get_wtick -> f64 = q::wtick();
+    kmp_get_blocktime -> c_int = WaitPolicy::block_time().as_millis().min(i32::MAX as u128) as c_int;
+    kmp_get_stacksize -> c_int = Runtime::get().settings().globals.stacksize.min(i32::MAX as usize) as c_int;
+    kmp_get_stacksize_s -> usize = Runtime::get().settings().globals.stacksize;
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_num_threads(n: c_int) {
+    if let Err(e) = q::set_num_threads(n) {
+        misuse("omp_set_num_threads", e);
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_dynamic(on: c_int) {
+    q::set_dynamic(on != 0);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_nested(on: c_int) {
+    q::set_nested(on != 0);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_max_active_levels(n: c_int) {
+    if let Err(e) = q::set_max_active_levels(n) {
+        misuse("omp_set_max_active_levels", e);
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_ancestor_thread_num(level: c_int) -> c_int {
+    q::ancestor_thread_num(level)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_team_size(level: c_int) -> c_int {
+    q::team_size(level)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_schedule(kind: c_int, chunk: c_int) {
+    if let Err(e) = q::set_schedule(kind, chunk) {
+        misuse("omp_set_schedule", e);
+    }
+}
+
+/// # Safety
+/// `kind` and `chunk` are null or valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_schedule(kind: *mut c_int, chunk: *mut c_int) {
+    let (k, c) = q::schedule();
+    // SAFETY: the caller passes writable pointers (null is tolerated).
+    unsafe {
+        if let Some(kind) = kind.as_mut() {
+            *kind = k;
+        }
+        if let Some(chunk) = chunk.as_mut() {
+            *chunk = c;
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_place_num_procs(place: c_int) -> c_int {
+    q::place_num_procs(place)
+}
+
+/// # Safety
+/// `ids` has room for `omp_get_place_num_procs(place)` ints.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_place_proc_ids(place: c_int, ids: *mut c_int) {
+    if ids.is_null() {
+        return;
+    }
+    for (i, &cpu) in q::place_proc_ids(place).iter().enumerate() {
+        // SAFETY: the caller sized `ids` by omp_get_place_num_procs.
+        unsafe { *ids.add(i) = cpu as c_int };
+    }
+}
+
+/// # Safety
+/// `nums` has room for `omp_get_partition_num_places()` ints.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_partition_place_nums(nums: *mut c_int) {
+    if nums.is_null() {
+        return;
+    }
+    for (i, p) in q::partition().enumerate() {
+        // SAFETY: the caller sized `nums` by omp_get_partition_num_places.
+        unsafe { *nums.add(i) = p };
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_default_device(d: c_int) {
+    if d < 0 {
+        misuse("omp_set_default_device", "the device number must not be negative; ignored");
+        return;
+    }
+    q::set_default_device(d);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_num_teams(n: c_int) {
+    if let Err(e) = q::set_num_teams(n) {
+        misuse("omp_set_num_teams", e);
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_set_teams_thread_limit(n: c_int) {
+    if let Err(e) = q::set_teams_thread_limit(n) {
+        misuse("omp_set_teams_thread_limit", e);
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_display_env(verbose: c_int) {
+    let rt = Runtime::get();
+    let mut s = rt.settings().clone();
+    s.globals.display_env = if verbose != 0 {
+        oxiomp_runtime::icv::DisplayEnv::Verbose
+    } else {
+        oxiomp_runtime::icv::DisplayEnv::True
+    };
+    eprint!("{}", oxiomp_runtime::env::display(&s));
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kmp_set_blocktime(ms: c_int) {
+    if ms < 0 {
+        misuse("kmp_set_blocktime", "the block time must not be negative; ignored");
+        return;
+    }
+    WaitPolicy::set_block_time(Duration::from_millis(ms as u64));
+}

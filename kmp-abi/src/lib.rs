@@ -1,0 +1,61 @@
+//! The `extern "C"` layer of oxiomp: each entry converts its arguments and calls the runtime.
+//! Grouped like LLVM's: [`parallel`] (fork/join, teams), [`sync`] (barrier, flush), [`api`]
+//! (`omp_*` / `kmp_*` routines), [`lock`] (`omp_*_lock`). The variadic fork entries live in the
+//! C shim (`shim/fork.c`), which hands the collected arguments to [`parallel`].
+//!
+//! A Rust panic never unwinds out of these functions: a panic inside an `extern "C"` function
+//! aborts the process (Rust >= 1.81), and release builds use `panic = "abort"` anyway.
+
+pub mod api;
+pub mod lock;
+pub mod parallel;
+pub mod sync;
+
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// `ident_t`: the source location clang passes to most entries (24 bytes).
+#[repr(C)]
+pub struct Ident {
+    pub reserved_1: i32,
+    pub flags: i32,
+    pub reserved_2: i32,
+    pub reserved_3: i32,
+    /// `";file;function;line;column;;"`.
+    pub psource: *const c_char,
+}
+
+impl Ident {
+    pub(crate) fn erased(loc: *const Ident) -> *const c_void {
+        loc as *const c_void
+    }
+}
+
+/// How many misuse reports are printed before the rest are suppressed.
+const MAX_REPORTS: u32 = 20;
+static REPORTS: AtomicU32 = AtomicU32::new(0);
+
+/// Reports a misuse of the API, naming the routine: one line on stderr.
+#[cold]
+pub(crate) fn misuse(call: &str, what: &str) {
+    // Relaxed: a plain counter.
+    let n = REPORTS.fetch_add(1, Ordering::Relaxed);
+    if n < MAX_REPORTS {
+        eprintln!("oxiomp: error: {call}: {what}");
+    } else if n == MAX_REPORTS {
+        eprintln!("oxiomp: error: further API misuse reports suppressed");
+    }
+}
+
+/// Reports a misuse after which the program cannot go on correctly, and aborts.
+#[cold]
+pub(crate) fn fatal(call: &str, what: &str) -> ! {
+    eprintln!("oxiomp: error: {call}: {what}; aborting");
+    std::process::abort()
+}
+
+/// The exported root a debugger starts from: the address of the runtime's descriptor table.
+#[unsafe(no_mangle)]
+pub extern "C" fn oxiomp_debug_root() -> *const c_void {
+    oxiomp_runtime::Runtime::root_ptr()
+}

@@ -1,0 +1,165 @@
+//! `omp_*_lock` and `omp_*_nest_lock`. A simple lock lives inline in the program's 8-byte
+//! `omp_lock_t`; a nestable lock is a heap object whose pointer the `omp_nest_lock_t` holds.
+
+use std::ffi::c_int;
+
+use oxiomp_runtime::Thread;
+use oxiomp_runtime::lock::{LockWord, NestLock};
+
+use crate::{fatal, misuse};
+
+/// `omp_lock_t`.
+pub type OmpLock = LockWord;
+/// `omp_nest_lock_t`: one pointer.
+pub type OmpNestLock = *mut NestLock;
+
+/// Valid hint combinations: not both contended and uncontended, not both speculative and
+/// nonspeculative.
+fn check_hint(call: &str, hint: c_int) {
+    let (uncontended, contended, nonspec, spec) = (1, 2, 4, 8);
+    if (hint & uncontended != 0 && hint & contended != 0) || (hint & nonspec != 0 && hint & spec != 0) {
+        misuse(call, "contradictory synchronization hint; the lock is initialized without it");
+    }
+}
+
+fn gtid() -> i32 {
+    Thread::current().gtid()
+}
+
+/// The lock behind a pointer the program passed, or a fatal report naming the call.
+fn simple<'a>(call: &str, lock: *mut OmpLock) -> &'a LockWord {
+    // SAFETY: the program passes the address of its omp_lock_t: 8 bytes, 8-aligned (omp.h
+    // declares it as a struct holding one pointer), which LockWord overlays exactly.
+    unsafe { lock.as_ref() }.unwrap_or_else(|| fatal(call, "the lock pointer is null"))
+}
+
+fn nest<'a>(call: &str, lock: *mut OmpNestLock) -> &'a NestLock {
+    // SAFETY: the program passes the address of its omp_nest_lock_t, which holds the pointer
+    // omp_init_nest_lock stored (a leaked Box, freed only by omp_destroy_nest_lock).
+    let p = unsafe { lock.as_ref() }.copied().unwrap_or(std::ptr::null_mut());
+    // SAFETY: as above; null means never initialized (or destroyed).
+    unsafe { p.as_ref() }.unwrap_or_else(|| fatal(call, "the lock is not initialized (or was destroyed)"))
+}
+
+/// # Safety
+/// `lock` points to an `omp_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_init_lock(lock: *mut OmpLock) {
+    simple("omp_init_lock", lock).init();
+}
+
+/// # Safety
+/// `lock` points to an `omp_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_init_lock_with_hint(lock: *mut OmpLock, hint: c_int) {
+    check_hint("omp_init_lock_with_hint", hint);
+    simple("omp_init_lock_with_hint", lock).init();
+}
+
+/// # Safety
+/// `lock` points to an `omp_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_destroy_lock(lock: *mut OmpLock) {
+    if let Err(e) = simple("omp_destroy_lock", lock).destroy() {
+        misuse("omp_destroy_lock", e);
+    }
+}
+
+/// # Safety
+/// `lock` points to an initialized `omp_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_set_lock(lock: *mut OmpLock) {
+    if let Err(e) = simple("omp_set_lock", lock).lock(gtid()) {
+        fatal("omp_set_lock", e);
+    }
+}
+
+/// # Safety
+/// `lock` points to an initialized `omp_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_unset_lock(lock: *mut OmpLock) {
+    if let Err(e) = simple("omp_unset_lock", lock).unlock(gtid()) {
+        misuse("omp_unset_lock", e);
+    }
+}
+
+/// # Safety
+/// `lock` points to an initialized `omp_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_test_lock(lock: *mut OmpLock) -> c_int {
+    match simple("omp_test_lock", lock).try_lock(gtid()) {
+        Ok(got) => got as c_int,
+        Err(e) => {
+            misuse("omp_test_lock", e);
+            0
+        }
+    }
+}
+
+/// # Safety
+/// `lock` points to an `omp_nest_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_init_nest_lock(lock: *mut OmpNestLock) {
+    if lock.is_null() {
+        fatal("omp_init_nest_lock", "the lock pointer is null");
+    }
+    // SAFETY: `lock` points to the program's omp_nest_lock_t (one pointer).
+    unsafe { *lock = Box::into_raw(Box::new(NestLock::new())) };
+}
+
+/// # Safety
+/// `lock` points to an `omp_nest_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_init_nest_lock_with_hint(lock: *mut OmpNestLock, hint: c_int) {
+    check_hint("omp_init_nest_lock_with_hint", hint);
+    // SAFETY: as for omp_init_nest_lock.
+    unsafe { omp_init_nest_lock(lock) };
+}
+
+/// # Safety
+/// `lock` points to an initialized `omp_nest_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_destroy_nest_lock(lock: *mut OmpNestLock) {
+    let n = nest("omp_destroy_nest_lock", lock);
+    if n.is_held() {
+        misuse("omp_destroy_nest_lock", "the lock is still held; not destroyed");
+        return;
+    }
+    // SAFETY: the pointer came from Box::into_raw in omp_init_nest_lock and the program no
+    // longer uses the lock (it is destroying it); we clear the slot so reuse is detected.
+    unsafe {
+        drop(Box::from_raw(*lock));
+        *lock = std::ptr::null_mut();
+    }
+}
+
+/// # Safety
+/// `lock` points to an initialized `omp_nest_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_set_nest_lock(lock: *mut OmpNestLock) {
+    if let Err(e) = nest("omp_set_nest_lock", lock).lock(gtid()) {
+        fatal("omp_set_nest_lock", e);
+    }
+}
+
+/// # Safety
+/// `lock` points to an initialized `omp_nest_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_unset_nest_lock(lock: *mut OmpNestLock) {
+    if let Err(e) = nest("omp_unset_nest_lock", lock).unlock(gtid()) {
+        misuse("omp_unset_nest_lock", e);
+    }
+}
+
+/// # Safety
+/// `lock` points to an initialized `omp_nest_lock_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_test_nest_lock(lock: *mut OmpNestLock) -> c_int {
+    match nest("omp_test_nest_lock", lock).try_lock(gtid()) {
+        Ok(depth) => depth as c_int,
+        Err(e) => {
+            misuse("omp_test_nest_lock", e);
+            0
+        }
+    }
+}

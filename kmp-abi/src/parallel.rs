@@ -1,0 +1,193 @@
+//! Fork/join and teams: `__kmpc_fork_call` (via the C shim), serialized regions, pushed
+//! clauses, host `teams`.
+
+use std::ffi::c_void;
+
+use oxiomp_runtime::icv::ProcBind;
+use oxiomp_runtime::{ForkRequest, Job, Thread};
+
+use crate::Ident;
+
+/// The outlined function clang generates: `void fn(int32 *gtid, int32 *btid, ...)`.
+pub type Microtask = usize;
+
+unsafe extern "C" {
+    /// The asm invoker (shim/invoke.S): `fn(gtid, tid, argv[0..argc])`.
+    fn oxiomp_invoke_microtask(
+        func: Microtask,
+        gtid: *mut i32,
+        tid: *mut i32,
+        argc: i64,
+        argv: *const *mut c_void,
+    );
+}
+
+/// One region's microtask and its arguments, on the forking thread's stack until the join.
+struct Outlined {
+    func: Microtask,
+    argc: i32,
+    argv: *const *mut c_void,
+}
+
+unsafe fn run_outlined(data: *const (), gtid: i32, tid: u32) {
+    // SAFETY: `data` is the `Outlined` of `fork_outlined`, alive until the join.
+    let o = unsafe { &*(data as *const Outlined) };
+    // Each thread's own copies: the microtask may keep the pointers for the whole region.
+    let mut g = gtid;
+    let mut t = tid as i32;
+    // SAFETY: `func` is clang's outlined function taking (gtid*, tid*, argc pointer-sized
+    // arguments), and `argv` holds argc of them.
+    unsafe { oxiomp_invoke_microtask(o.func, &mut g, &mut t, o.argc as i64, o.argv) };
+}
+
+fn outlined_job(o: &Outlined) -> Job {
+    Job { run: run_outlined, data: o as *const Outlined as *const (), entry: o.func }
+}
+
+/// Called by the shim's `__kmpc_fork_call` with the variadic arguments collected.
+///
+/// # Safety
+/// `argv` holds `argc` arguments for `func`, as clang passes them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn oxiomp_fork_call_args(
+    loc: *const Ident,
+    argc: i32,
+    func: Microtask,
+    argv: *const *mut c_void,
+) {
+    let o = Outlined { func, argc, argv };
+    oxiomp_runtime::fork(Thread::current(), ForkRequest { job: outlined_job(&o), ident: Ident::erased(loc) });
+}
+
+/// Called by the shim's `__kmpc_fork_teams`.
+///
+/// # Safety
+/// As for [`oxiomp_fork_call_args`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn oxiomp_fork_teams_args(
+    loc: *const Ident,
+    argc: i32,
+    func: Microtask,
+    argv: *const *mut c_void,
+) {
+    let o = Outlined { func, argc, argv };
+    oxiomp_runtime::fork_teams(
+        Thread::current(),
+        ForkRequest { job: outlined_job(&o), ident: Ident::erased(loc) },
+    );
+}
+
+/// `parallel if(cond)` as clang's OpenMPIRBuilder emits it: `args` is the one argument.
+///
+/// # Safety
+/// `func` takes `argc` (0 or 1) arguments, the first being `args`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_fork_call_if(
+    loc: *const Ident,
+    argc: i32,
+    func: Microtask,
+    cond: i32,
+    args: *mut c_void,
+) {
+    let argv = [args];
+    let argc = argc.clamp(0, 1);
+    if cond != 0 {
+        // SAFETY: argv holds argc (<= 1) arguments.
+        unsafe { oxiomp_fork_call_args(loc, argc, func, argv.as_ptr()) };
+        return;
+    }
+    let th = Thread::current();
+    oxiomp_runtime::serialized_begin(th, Ident::erased(loc));
+    let mut g = th.gtid();
+    let mut zero = 0;
+    // SAFETY: as above; the region runs on this thread alone.
+    unsafe { oxiomp_invoke_microtask(func, &mut g, &mut zero, argc as i64, argv.as_ptr()) };
+    oxiomp_runtime::serialized_end(th);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_serialized_parallel(loc: *const Ident, _gtid: i32) {
+    oxiomp_runtime::serialized_begin(Thread::current(), Ident::erased(loc));
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_serialized_parallel(_loc: *const Ident, _gtid: i32) {
+    if !oxiomp_runtime::serialized_end(Thread::current()) {
+        crate::misuse("__kmpc_end_serialized_parallel", "no serialized parallel region is open; ignored");
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_push_num_threads(_loc: *const Ident, _gtid: i32, nth: i32) {
+    if nth > 0 {
+        oxiomp_runtime::team::push_num_threads(Thread::current(), nth as u32);
+    } else {
+        crate::misuse("__kmpc_push_num_threads", "num_threads must be positive; clause ignored");
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_push_proc_bind(_loc: *const Ident, _gtid: i32, bind: i32) {
+    match ProcBind::from_clause(bind) {
+        Some(b) => oxiomp_runtime::team::push_proc_bind(Thread::current(), b),
+        None => crate::misuse("__kmpc_push_proc_bind", "unknown proc_bind value; clause ignored"),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_push_num_teams(_loc: *const Ident, _gtid: i32, num_teams: i32, thread_limit: i32) {
+    oxiomp_runtime::team::push_num_teams(
+        Thread::current(),
+        num_teams.max(0) as u32,
+        thread_limit.max(0) as u32,
+    );
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_push_num_teams_51(
+    _loc: *const Ident,
+    _gtid: i32,
+    _lb: i32,
+    ub: i32,
+    thread_limit: i32,
+) {
+    oxiomp_runtime::team::push_num_teams(Thread::current(), ub.max(0) as u32, thread_limit.max(0) as u32);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_global_thread_num(_loc: *const Ident) -> i32 {
+    Thread::current().gtid()
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_global_num_threads(_loc: *const Ident) -> i32 {
+    oxiomp_runtime::Runtime::get().registered_threads() as i32
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_bound_thread_num(_loc: *const Ident) -> i32 {
+    oxiomp_runtime::query::thread_num()
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_bound_num_threads(_loc: *const Ident) -> i32 {
+    oxiomp_runtime::query::num_threads()
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_in_parallel(_loc: *const Ident) -> i32 {
+    oxiomp_runtime::query::in_parallel() as i32
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_ok_to_fork(_loc: *const Ident) -> i32 {
+    1
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_begin(_loc: *const Ident, _flags: i32) {
+    oxiomp_runtime::Runtime::get();
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end(_loc: *const Ident) {}

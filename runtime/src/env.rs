@@ -1,0 +1,421 @@
+//! Reading the OMP_* / KMP_* environment into the initial ICVs.
+//!
+//! Each variable is parsed on its own. A malformed value gives exactly one warning line naming
+//! the variable and the value, and the default is used: never a crash.
+
+use crate::icv::{DisplayEnv, Globals, Icvs, ProcBind, Schedule, ScheduleKind};
+use crate::places::{self, PlaceList};
+
+/// The highest number of nested active levels we support.
+pub const SUPPORTED_ACTIVE_LEVELS: u32 = 255;
+
+/// Everything the environment decides, read once at start-up.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub icvs: Icvs,
+    pub globals: Globals,
+    /// The CPUs of the process affinity mask.
+    pub mask: Vec<u32>,
+    /// The place list (OMP_PLACES, or cores when binding is requested without it).
+    pub places: PlaceList,
+    /// The warnings produced, each one line.
+    pub warnings: Vec<String>,
+}
+
+/// Where variables come from: the process environment, or a table (tests).
+pub trait Source {
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+pub struct ProcessEnv;
+
+impl Source for ProcessEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+    }
+}
+
+impl Source for &[(&str, &str)] {
+    fn get(&self, name: &str) -> Option<String> {
+        self.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+}
+
+struct Reader<'a> {
+    src: &'a dyn Source,
+    warnings: Vec<String>,
+}
+
+impl Reader<'_> {
+    /// Reads `name` and parses it; on failure records one warning and returns None.
+    fn read<T>(
+        &mut self,
+        name: &str,
+        default: &str,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let raw = self.src.get(name)?;
+        match parse(raw.trim()) {
+            Ok(v) => Some(v),
+            Err(why) => {
+                self.warnings.push(format!(
+                    "oxiomp: warning: {name}='{raw}' is not valid ({why}); using the default ({default})"
+                ));
+                None
+            }
+        }
+    }
+}
+
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" | "t" | "y" => Ok(true),
+        "false" | "0" | "no" | "off" | "f" | "n" => Ok(false),
+        _ => Err("expected true or false".into()),
+    }
+}
+
+fn parse_uint(s: &str, min: u64, max: u64) -> Result<u64, String> {
+    let v: u64 = s.parse().map_err(|_| format!("expected a whole number from {min} to {max}"))?;
+    if v < min || v > max {
+        return Err(format!("expected a whole number from {min} to {max}"));
+    }
+    Ok(v)
+}
+
+fn parse_num_list(s: &str) -> Result<Vec<u32>, String> {
+    s.split(',')
+        .map(|p| parse_uint(p.trim(), 1, 1 << 16).map(|v| v as u32))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| "expected a list of positive whole numbers".into())
+}
+
+/// `[modifier:]kind[,chunk]`.
+pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
+    let lower = s.to_ascii_lowercase();
+    let (modifier, rest) = match lower.split_once(':') {
+        Some((m, r)) => (Some(m.trim().to_string()), r.trim().to_string()),
+        None => (None, lower.trim().to_string()),
+    };
+    let (kind, chunk) = match rest.split_once(',') {
+        Some((k, c)) => (k.trim().to_string(), Some(c.trim().to_string())),
+        None => (rest, None),
+    };
+    let kind = match kind.as_str() {
+        "static" => ScheduleKind::Static,
+        "dynamic" => ScheduleKind::Dynamic,
+        "guided" => ScheduleKind::Guided,
+        "auto" => ScheduleKind::Auto,
+        _ => return Err("expected static, dynamic, guided or auto".into()),
+    };
+    let chunk = match chunk {
+        Some(c) => parse_uint(&c, 1, i32::MAX as u64).map_err(|_| "bad chunk size".to_string())? as i32,
+        None => 0,
+    };
+    let monotonic = match modifier.as_deref() {
+        None => kind == ScheduleKind::Static,
+        Some("monotonic") => true,
+        Some("nonmonotonic") => false,
+        Some(_) => return Err("expected the modifier monotonic or nonmonotonic".into()),
+    };
+    Ok(Schedule { kind, chunk, monotonic })
+}
+
+fn parse_bind_list(s: &str) -> Result<Vec<ProcBind>, String> {
+    let lower = s.to_ascii_lowercase();
+    match lower.as_str() {
+        "true" => return Ok(vec![ProcBind::True]),
+        "false" => return Ok(vec![ProcBind::False]),
+        _ => {}
+    }
+    lower
+        .split(',')
+        .map(|p| match p.trim() {
+            "primary" | "master" => Ok(ProcBind::Primary),
+            "close" => Ok(ProcBind::Close),
+            "spread" => Ok(ProcBind::Spread),
+            _ => Err("expected true, false, or a list of primary, close, spread".to_string()),
+        })
+        .collect()
+}
+
+/// A size with an optional B/K/M/G suffix (default unit: K).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&t[..i], t[i..].trim()),
+        None => (t, "k"),
+    };
+    let n: usize = num.parse().map_err(|_| "expected a size such as 4M".to_string())?;
+    let mult: usize = match unit.to_ascii_lowercase().as_str() {
+        "b" => 1,
+        "k" | "kb" => 1 << 10,
+        "m" | "mb" => 1 << 20,
+        "g" | "gb" => 1 << 30,
+        _ => return Err("expected a size such as 4M (units B, K, M, G)".into()),
+    };
+    let bytes = n.checked_mul(mult).ok_or("size too large")?;
+    if bytes < 64 << 10 {
+        return Err("a stack must be at least 64K".into());
+    }
+    Ok(bytes)
+}
+
+/// KMP_BLOCKTIME: milliseconds, or a number with `us`/`ms`/`s`, or `infinite`.
+pub fn parse_blocktime(s: &str) -> Result<Option<u64>, String> {
+    let lower = s.to_ascii_lowercase();
+    if lower == "infinite" || lower == "infinity" {
+        return Ok(None);
+    }
+    let (num, unit) = match lower.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&lower[..i], &lower[i..]),
+        None => (lower.as_str(), "ms"),
+    };
+    let n: u64 = num.parse().map_err(|_| "expected milliseconds or 'infinite'".to_string())?;
+    Ok(Some(match unit {
+        "ms" => n,
+        "us" => n.div_ceil(1000),
+        "s" => n.saturating_mul(1000),
+        _ => return Err("expected milliseconds or 'infinite'".into()),
+    }))
+}
+
+/// Reads every variable from `src`.
+pub fn read(src: &dyn Source) -> Settings {
+    let mut r = Reader { src, warnings: Vec::new() };
+    let mask = places::process_mask();
+    let nprocs = mask.len().max(1) as u32;
+
+    let nthreads_list = r.read("OMP_NUM_THREADS", &format!("{nprocs}"), parse_num_list);
+    let dynamic = r.read("OMP_DYNAMIC", "false", parse_bool).unwrap_or(false);
+    let nested = r.read("OMP_NESTED", "unset", parse_bool);
+    let max_levels = r.read("OMP_MAX_ACTIVE_LEVELS", "1", |s| {
+        parse_uint(s, 0, u32::MAX as u64).map(|v| v.min(SUPPORTED_ACTIVE_LEVELS as u64) as u32)
+    });
+    let thread_limit = r
+        .read("OMP_THREAD_LIMIT", "no limit", |s| parse_uint(s, 1, i32::MAX as u64).map(|v| v as u32))
+        .unwrap_or(i32::MAX as u32);
+    let bind_list = r.read("OMP_PROC_BIND", "false", parse_bind_list);
+    let places_text = src.get("OMP_PLACES");
+    let places = r.read("OMP_PLACES", "cores", |s| places::parse_places(s, &mask));
+    let run_sched = r.read("OMP_SCHEDULE", "static", parse_schedule).unwrap_or_default();
+    let stacksize = r
+        .read("OMP_STACKSIZE", "4M", parse_size)
+        .or_else(|| r.read("KMP_STACKSIZE", "4M", parse_size))
+        .unwrap_or(4 << 20);
+    let wait_active = r
+        .read("OMP_WAIT_POLICY", "active for a while, then passive", |s| {
+            match s.to_ascii_lowercase().as_str() {
+                "active" => Ok(Some(true)),
+                "passive" => Ok(Some(false)),
+                _ => Err("expected active or passive".to_string()),
+            }
+        })
+        .flatten();
+    let blocktime = r.read("KMP_BLOCKTIME", "200ms", parse_blocktime);
+    let cancellation = r.read("OMP_CANCELLATION", "false", parse_bool).unwrap_or(false);
+    let max_task_priority =
+        r.read("OMP_MAX_TASK_PRIORITY", "0", |s| parse_uint(s, 0, i32::MAX as u64)).unwrap_or(0) as i32;
+    let default_device =
+        r.read("OMP_DEFAULT_DEVICE", "0", |s| parse_uint(s, 0, i32::MAX as u64)).unwrap_or(0) as i32;
+    let nteams = r.read("OMP_NUM_TEAMS", "unset", |s| parse_uint(s, 1, i32::MAX as u64)).unwrap_or(0) as i32;
+    let teams_thread_limit =
+        r.read("OMP_TEAMS_THREAD_LIMIT", "unset", |s| parse_uint(s, 1, i32::MAX as u64)).unwrap_or(0) as i32;
+    let display_env = r
+        .read("OMP_DISPLAY_ENV", "false", |s| match s.to_ascii_lowercase().as_str() {
+            "verbose" => Ok(DisplayEnv::Verbose),
+            other => parse_bool(other).map(|b| if b { DisplayEnv::True } else { DisplayEnv::False }),
+        })
+        .unwrap_or(DisplayEnv::False);
+
+    // nthreads-var: the list; the first element is the top level's.
+    let list: &'static [u32] = Box::leak(nthreads_list.unwrap_or_else(|| vec![nprocs]).into_boxed_slice());
+    let binds: &'static [ProcBind] = Box::leak(
+        bind_list
+            .unwrap_or_else(|| vec![if places.is_some() { ProcBind::True } else { ProcBind::False }])
+            .into_boxed_slice(),
+    );
+    // max-active-levels-var: explicit value, else OMP_NESTED, else as many levels as the lists
+    // give (OpenMP 5.2 §6.9), else 1.
+    let max_active_levels = max_levels.unwrap_or(match nested {
+        Some(true) => SUPPORTED_ACTIVE_LEVELS,
+        Some(false) => 1,
+        None => list.len().max(binds.len()).max(1) as u32,
+    });
+    let blocktime_ms = match (blocktime, wait_active) {
+        (Some(b), _) => b,
+        (None, Some(false)) => Some(0),
+        (None, _) => Some(200),
+    };
+    let places = places.unwrap_or_else(|| places::default_places(&mask));
+    let nplaces = places.places.len() as u32;
+    Settings {
+        icvs: Icvs {
+            nthreads: list[0],
+            nthreads_rest: &list[1..],
+            dynamic,
+            max_active_levels,
+            run_sched,
+            bind: binds[0],
+            bind_rest: &binds[1..],
+            default_device,
+            thread_limit,
+            partition_start: 0,
+            partition_len: nplaces,
+        },
+        globals: Globals {
+            stacksize,
+            wait_active: wait_active.unwrap_or(false),
+            blocktime_ms,
+            cancellation,
+            max_task_priority,
+            nteams,
+            teams_thread_limit,
+            display_env,
+            places_text,
+        },
+        mask,
+        places,
+        warnings: r.warnings,
+    }
+}
+
+/// The OMP_DISPLAY_ENV text (OpenMP 5.2 §6.12): version, then `[host] NAME='VALUE'` lines.
+pub fn display(s: &Settings) -> String {
+    let i = &s.icvs;
+    let g = &s.globals;
+    let list =
+        |first: String, rest: Vec<String>| std::iter::once(first).chain(rest).collect::<Vec<_>>().join(",");
+    let mut out = String::from("OPENMP DISPLAY ENVIRONMENT BEGIN\n  _OPENMP='202011'\n");
+    let mut line = |name: &str, value: String| out.push_str(&format!("  [host] {name}='{value}'\n"));
+    line("OMP_DYNAMIC", if i.dynamic { "TRUE" } else { "FALSE" }.into());
+    line("OMP_NESTED", if i.max_active_levels > 1 { "TRUE" } else { "FALSE" }.into());
+    line(
+        "OMP_NUM_THREADS",
+        list(i.nthreads.to_string(), i.nthreads_rest.iter().map(|n| n.to_string()).collect()),
+    );
+    let sched = format!(
+        "{}{}{}",
+        if i.run_sched.monotonic { "MONOTONIC:" } else { "NONMONOTONIC:" },
+        i.run_sched.kind.name().to_ascii_uppercase(),
+        if i.run_sched.chunk > 0 { format!(",{}", i.run_sched.chunk) } else { String::new() }
+    );
+    line("OMP_SCHEDULE", sched);
+    line(
+        "OMP_PROC_BIND",
+        list(
+            i.bind.name().to_ascii_uppercase(),
+            i.bind_rest.iter().map(|b| b.name().to_ascii_uppercase()).collect(),
+        ),
+    );
+    let places: Vec<String> = s
+        .places
+        .places
+        .iter()
+        .map(|p| format!("{{{}}}", p.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")))
+        .collect();
+    line("OMP_PLACES", places.join(","));
+    line("OMP_STACKSIZE", format!("{}K", g.stacksize >> 10));
+    line("OMP_WAIT_POLICY", if g.wait_active { "ACTIVE" } else { "PASSIVE" }.into());
+    line("OMP_MAX_ACTIVE_LEVELS", i.max_active_levels.to_string());
+    line("OMP_THREAD_LIMIT", i.thread_limit.to_string());
+    line("OMP_CANCELLATION", if g.cancellation { "TRUE" } else { "FALSE" }.into());
+    line("OMP_DEFAULT_DEVICE", i.default_device.to_string());
+    line("OMP_MAX_TASK_PRIORITY", g.max_task_priority.to_string());
+    line("OMP_DISPLAY_AFFINITY", "FALSE".into());
+    line("OMP_NUM_TEAMS", g.nteams.to_string());
+    line("OMP_TEAMS_THREAD_LIMIT", g.teams_thread_limit.to_string());
+    if g.display_env == DisplayEnv::Verbose {
+        let bt = g.blocktime_ms.map_or("infinite".to_string(), |b| b.to_string());
+        line("KMP_BLOCKTIME", bt);
+    }
+    out.push_str("OPENMP DISPLAY ENVIRONMENT END\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(vars: &[(&str, &str)]) -> Settings {
+        read(&vars)
+    }
+
+    #[test]
+    fn defaults() {
+        let s = with(&[]);
+        assert_eq!(s.icvs.nthreads as usize, s.mask.len());
+        assert_eq!(s.icvs.max_active_levels, 1);
+        assert!(!s.icvs.dynamic);
+        assert_eq!(s.icvs.bind, ProcBind::False);
+        assert!(s.warnings.is_empty());
+    }
+
+    #[test]
+    fn lists_and_levels() {
+        let s = with(&[("OMP_NUM_THREADS", "4, 3,2"), ("OMP_PROC_BIND", "spread,close")]);
+        assert_eq!((s.icvs.nthreads, s.icvs.nthreads_rest), (4, &[3u32, 2][..]));
+        assert_eq!(s.icvs.max_active_levels, 3);
+        assert_eq!((s.icvs.bind, s.icvs.bind_rest), (ProcBind::Spread, &[ProcBind::Close][..]));
+        assert_eq!(with(&[("OMP_NESTED", "true")]).icvs.max_active_levels, SUPPORTED_ACTIVE_LEVELS);
+        assert_eq!(with(&[("OMP_NESTED", "1"), ("OMP_MAX_ACTIVE_LEVELS", "2")]).icvs.max_active_levels, 2);
+    }
+
+    #[test]
+    fn each_malformed_value_warns_once_and_defaults() {
+        let bad = [
+            ("OMP_NUM_THREADS", "4x"),
+            ("OMP_DYNAMIC", "maybe"),
+            ("OMP_MAX_ACTIVE_LEVELS", "-3"),
+            ("OMP_THREAD_LIMIT", "zero"),
+            ("OMP_PROC_BIND", "sideways"),
+            ("OMP_PLACES", "{0"),
+            ("OMP_SCHEDULE", "garbage"),
+            ("OMP_STACKSIZE", "12Q"),
+            ("OMP_WAIT_POLICY", "sometimes"),
+            ("KMP_BLOCKTIME", "soon"),
+            ("OMP_CANCELLATION", "perhaps"),
+            ("OMP_DISPLAY_ENV", "loud"),
+        ];
+        let s = with(&bad);
+        assert_eq!(s.warnings.len(), bad.len(), "{:#?}", s.warnings);
+        for ((name, value), w) in bad.iter().zip(&s.warnings) {
+            assert!(w.contains(&format!("{name}='{value}'")), "{w}");
+            assert!(w.starts_with("oxiomp: warning: ") && !w.contains('\n'));
+        }
+        let d = with(&[]);
+        assert_eq!(s.icvs.nthreads, d.icvs.nthreads);
+        assert_eq!(s.icvs.max_active_levels, 1);
+        assert_eq!(s.icvs.run_sched, Schedule::default());
+        assert_eq!(s.globals.stacksize, 4 << 20);
+        assert_eq!(s.globals.blocktime_ms, Some(200));
+    }
+
+    #[test]
+    fn schedules_sizes_blocktimes() {
+        let d = parse_schedule("dynamic,7").unwrap();
+        assert_eq!((d.kind, d.chunk, d.monotonic), (ScheduleKind::Dynamic, 7, false));
+        let m = parse_schedule("monotonic:guided").unwrap();
+        assert_eq!((m.kind, m.chunk, m.monotonic), (ScheduleKind::Guided, 0, true));
+        assert!(parse_schedule("static,0").is_err());
+        assert!(parse_schedule("weird:static").is_err());
+        assert_eq!(parse_size("2M").unwrap(), 2 << 20);
+        assert_eq!(parse_size("512").unwrap(), 512 << 10);
+        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
+        assert!(parse_size("1K").is_err());
+        assert_eq!(parse_blocktime("0").unwrap(), Some(0));
+        assert_eq!(parse_blocktime("1500us").unwrap(), Some(2));
+        assert_eq!(parse_blocktime("infinite").unwrap(), None);
+        assert_eq!(with(&[("OMP_WAIT_POLICY", "passive")]).globals.blocktime_ms, Some(0));
+    }
+
+    #[test]
+    fn display_format() {
+        let s = with(&[("OMP_NUM_THREADS", "3,2"), ("OMP_SCHEDULE", "guided,4")]);
+        let t = display(&s);
+        assert!(t.starts_with("OPENMP DISPLAY ENVIRONMENT BEGIN\n  _OPENMP='202011'\n"));
+        assert!(t.contains("  [host] OMP_NUM_THREADS='3,2'\n"));
+        assert!(t.contains("  [host] OMP_SCHEDULE='NONMONOTONIC:GUIDED,4'\n"));
+        assert!(t.ends_with("OPENMP DISPLAY ENVIRONMENT END\n"));
+    }
+}

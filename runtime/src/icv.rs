@@ -1,0 +1,200 @@
+//! Internal control variables (OpenMP 5.2 §2): the per-task data-environment ICVs that travel
+//! with every implicit task, and the device-wide ones set once from the environment.
+
+/// A loop schedule kind (`omp_sched_t` values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ScheduleKind {
+    Static = 1,
+    Dynamic = 2,
+    Guided = 3,
+    Auto = 4,
+}
+
+impl ScheduleKind {
+    pub fn from_omp(v: i32) -> Option<Self> {
+        Some(match v {
+            1 => ScheduleKind::Static,
+            2 => ScheduleKind::Dynamic,
+            3 => ScheduleKind::Guided,
+            4 => ScheduleKind::Auto,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScheduleKind::Static => "static",
+            ScheduleKind::Dynamic => "dynamic",
+            ScheduleKind::Guided => "guided",
+            ScheduleKind::Auto => "auto",
+        }
+    }
+}
+
+/// `omp_sched_monotonic` as OR-ed into `omp_sched_t`.
+pub const SCHED_MONOTONIC: i32 = i32::MIN; // 0x80000000
+
+/// The run-sched-var ICV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub kind: ScheduleKind,
+    /// 0 means "the default chunk".
+    pub chunk: i32,
+    pub monotonic: bool,
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Schedule { kind: ScheduleKind::Static, chunk: 0, monotonic: false }
+    }
+}
+
+/// The bind-var ICV (`omp_proc_bind_t` values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ProcBind {
+    False = 0,
+    True = 1,
+    Primary = 2,
+    Close = 3,
+    Spread = 4,
+}
+
+impl ProcBind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcBind::False => "false",
+            ProcBind::True => "true",
+            ProcBind::Primary => "primary",
+            ProcBind::Close => "close",
+            ProcBind::Spread => "spread",
+        }
+    }
+
+    /// The policy a team is actually bound with: `true` means spread.
+    pub fn policy(self) -> ProcBind {
+        if self == ProcBind::True { ProcBind::Spread } else { self }
+    }
+
+    /// The values `__kmpc_push_proc_bind` receives (clang passes primary as 5, libomp's enum
+    /// calls 2 "master"); anything else means "no clause".
+    pub fn from_clause(v: i32) -> Option<Self> {
+        Some(match v {
+            0 => ProcBind::False,
+            1 => ProcBind::True,
+            2 | 5 => ProcBind::Primary,
+            3 => ProcBind::Close,
+            4 => ProcBind::Spread,
+            _ => return None,
+        })
+    }
+}
+
+/// The ICVs of one implicit or explicit task's data environment. Small and `Copy`: a fork copies
+/// them into every implicit task of the new team.
+#[derive(Clone, Copy, Debug)]
+pub struct Icvs {
+    /// nthreads-var: the first element of the list.
+    pub nthreads: u32,
+    /// nthreads-var: the rest of the list, for deeper levels.
+    pub nthreads_rest: &'static [u32],
+    /// dyn-var.
+    pub dynamic: bool,
+    /// max-active-levels-var.
+    pub max_active_levels: u32,
+    /// run-sched-var.
+    pub run_sched: Schedule,
+    /// bind-var: the first element of the list.
+    pub bind: ProcBind,
+    /// bind-var: the rest of the list.
+    pub bind_rest: &'static [ProcBind],
+    /// default-device-var.
+    pub default_device: i32,
+    /// thread-limit-var.
+    pub thread_limit: u32,
+    /// place-partition-var: the first place and the number of places.
+    pub partition_start: u32,
+    pub partition_len: u32,
+}
+
+impl Icvs {
+    /// The ICVs the implicit tasks of a new team start with (OpenMP 5.2 §2.4: the lists lose
+    /// their first element when they have more than one).
+    pub fn for_child(&self) -> Icvs {
+        let mut c = *self;
+        if let Some((first, rest)) = self.nthreads_rest.split_first() {
+            c.nthreads = *first;
+            c.nthreads_rest = rest;
+        }
+        if let Some((first, rest)) = self.bind_rest.split_first() {
+            c.bind = *first;
+            c.bind_rest = rest;
+        }
+        c
+    }
+}
+
+/// Device-wide settings read once from the environment.
+#[derive(Clone, Debug)]
+pub struct Globals {
+    /// stacksize-var, bytes.
+    pub stacksize: usize,
+    /// wait-policy-var: true = active.
+    pub wait_active: bool,
+    /// KMP_BLOCKTIME in milliseconds (`None` = infinite).
+    pub blocktime_ms: Option<u64>,
+    /// cancel-var.
+    pub cancellation: bool,
+    /// max-task-priority-var.
+    pub max_task_priority: i32,
+    /// nteams-var (0 = unset).
+    pub nteams: i32,
+    /// teams-thread-limit-var (0 = unset).
+    pub teams_thread_limit: i32,
+    /// The OMP_DISPLAY_ENV setting.
+    pub display_env: DisplayEnv,
+    /// The OMP_PLACES text as given (for display), if any.
+    pub places_text: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisplayEnv {
+    False,
+    True,
+    Verbose,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_icvs_pop_lists() {
+        static REST: [u32; 2] = [3, 2];
+        static BREST: [ProcBind; 1] = [ProcBind::Close];
+        let i = Icvs {
+            nthreads: 4,
+            nthreads_rest: &REST,
+            dynamic: false,
+            max_active_levels: 3,
+            run_sched: Schedule::default(),
+            bind: ProcBind::Spread,
+            bind_rest: &BREST,
+            default_device: 0,
+            thread_limit: u32::MAX,
+            partition_start: 0,
+            partition_len: 1,
+        };
+        let c = i.for_child();
+        assert_eq!((c.nthreads, c.nthreads_rest), (3, &[2u32][..]));
+        assert_eq!(c.bind, ProcBind::Close);
+        let g = c.for_child();
+        assert_eq!((g.nthreads, g.nthreads_rest.len()), (2, 0));
+        assert_eq!(g.bind, ProcBind::Close);
+        let h = g.for_child();
+        assert_eq!(h.nthreads, 2, "an exhausted list keeps its last value");
+        assert_eq!(ProcBind::from_clause(5), Some(ProcBind::Primary));
+        assert_eq!(ProcBind::from_clause(9), None);
+    }
+}

@@ -1,0 +1,37 @@
+//! oxiomp's engine: the thread pool, teams, barriers, ICVs and places, with a safe Rust API and
+//! no C ABI (that is `oxiomp-kmp-abi`'s job).
+//!
+//! One [`Runtime`] holds everything process-wide; each thread reaches its own descriptor through
+//! one thread-local pointer ([`Thread::current`]).
+//!
+//! Under `--cfg loom` only the concurrency cores (`sync`, `barrier`) are built, for the model
+//! checker.
+
+pub mod barrier;
+pub(crate) mod sync;
+
+#[cfg(not(loom))]
+pub mod env;
+#[cfg(not(loom))]
+pub mod icv;
+#[cfg(not(loom))]
+pub mod lock;
+#[cfg(not(loom))]
+pub mod places;
+#[cfg(not(loom))]
+pub mod query;
+#[cfg(not(loom))]
+pub mod registry;
+#[cfg(not(loom))]
+pub mod team;
+#[cfg(not(loom))]
+pub mod thread;
+
+#[cfg(not(loom))]
+pub use registry::Runtime;
+#[cfg(not(loom))]
+pub use sync::WaitPolicy;
+#[cfg(not(loom))]
+pub use team::{ForkRequest, Job, Team, fork, fork_teams, parallel, serialized_begin, serialized_end};
+#[cfg(not(loom))]
+pub use thread::Thread;

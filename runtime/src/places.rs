@@ -1,0 +1,355 @@
+//! Places (OMP_PLACES), the process affinity mask, and the OpenMP thread-affinity policy
+//! (OpenMP 5.2 §10.1.3): which place each thread of a new team runs on.
+//!
+//! Places only ever contain CPUs of the process's affinity mask, so `taskset -c 1 prog` runs on
+//! CPU 1 and nowhere else, whatever OMP_PLACES says.
+
+use crate::icv::ProcBind;
+
+/// The place list of the device: each place is a sorted set of OS CPU ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlaceList {
+    pub places: Vec<Vec<u32>>,
+}
+
+/// The CPUs this process may run on, sorted.
+pub fn process_mask() -> Vec<u32> {
+    // SAFETY: cpu_set_t is plain old data (all-zero is a valid empty set); sched_getaffinity
+    // writes at most size_of::<cpu_set_t>() bytes into it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size we pass.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        return (0..n).collect();
+    }
+    (0..libc::CPU_SETSIZE as u32)
+        // SAFETY: i < CPU_SETSIZE, within the set.
+        .filter(|&i| unsafe { libc::CPU_ISSET(i as usize, &set) })
+        .collect()
+}
+
+/// Binds the calling thread to the CPUs of one place. Returns false if the kernel refused.
+pub fn bind_current_thread(cpus: &[u32]) -> bool {
+    // SAFETY: as in `process_mask`, an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if (c as usize) < libc::CPU_SETSIZE as usize {
+            // SAFETY: c < CPU_SETSIZE, within the set.
+            unsafe { libc::CPU_SET(c as usize, &mut set) };
+        }
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size we pass; 0 means the calling thread.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+}
+
+/// What a CPU belongs to, read from sysfs (each CPU on its own when sysfs says nothing).
+#[derive(Clone, Copy, Debug, Default)]
+struct CpuTopo {
+    package: i64,
+    core: i64,
+    llc: i64,
+    numa: i64,
+}
+
+fn read_num(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn parse_cpu_list(s: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => out.extend(part.parse::<u32>().ok()),
+        }
+    }
+    out
+}
+
+fn topology(cpu: u32) -> CpuTopo {
+    let base = format!("/sys/devices/system/cpu/cpu{cpu}");
+    let package = read_num(&format!("{base}/topology/physical_package_id")).unwrap_or(0);
+    let core = read_num(&format!("{base}/topology/core_id")).map_or(cpu as i64, |c| (package << 20) | c);
+    // The last-level cache: the highest `level` among the cache indices; keyed by its first CPU.
+    let mut llc = (0, cpu as i64);
+    for i in 0..8 {
+        let Some(level) = read_num(&format!("{base}/cache/index{i}/level")) else { break };
+        if let Ok(list) = std::fs::read_to_string(format!("{base}/cache/index{i}/shared_cpu_list")) {
+            if let Some(first) = parse_cpu_list(&list).first() {
+                if level >= llc.0 {
+                    llc = (level, *first as i64);
+                }
+            }
+        }
+    }
+    let mut numa = 0;
+    if let Ok(dir) = std::fs::read_dir("/sys/devices/system/node") {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(n) = name.strip_prefix("node").and_then(|n| n.parse::<i64>().ok()) {
+                if let Ok(list) = std::fs::read_to_string(e.path().join("cpulist")) {
+                    if parse_cpu_list(&list).contains(&cpu) {
+                        numa = n;
+                    }
+                }
+            }
+        }
+    }
+    CpuTopo { package, core, llc: llc.1, numa }
+}
+
+/// Groups the CPUs of `mask` by `key`, in order of each group's first CPU.
+fn group_by(mask: &[u32], key: impl Fn(&CpuTopo) -> i64) -> Vec<Vec<u32>> {
+    let mut groups: Vec<(i64, Vec<u32>)> = Vec::new();
+    for &cpu in mask {
+        let k = key(&topology(cpu));
+        match groups.iter_mut().find(|g| g.0 == k) {
+            Some(g) => g.1.push(cpu),
+            None => groups.push((k, vec![cpu])),
+        }
+    }
+    groups.into_iter().map(|g| g.1).collect()
+}
+
+/// The place list for an abstract name (`threads`, `cores`, `ll_caches`, `numa_domains`,
+/// `sockets`) over the CPUs of `mask`.
+fn abstract_places(name: &str, mask: &[u32]) -> Option<Vec<Vec<u32>>> {
+    Some(match name {
+        "threads" => mask.iter().map(|&c| vec![c]).collect(),
+        "cores" => group_by(mask, |t| t.core),
+        "ll_caches" => group_by(mask, |t| t.llc),
+        "numa_domains" => group_by(mask, |t| t.numa),
+        "sockets" => group_by(mask, |t| t.package),
+        _ => return None,
+    })
+}
+
+/// The default place list (used when binding is requested without OMP_PLACES): cores.
+pub fn default_places(mask: &[u32]) -> PlaceList {
+    PlaceList { places: abstract_places("cores", mask).unwrap_or_default() }
+}
+
+/// Parses OMP_PLACES against the process mask. Explicit places are cut down to the CPUs in
+/// `mask`; places left empty are dropped. An error names what is wrong.
+pub fn parse_places(text: &str, mask: &[u32]) -> Result<PlaceList, String> {
+    let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if t.is_empty() {
+        return Err("empty value".into());
+    }
+    let lower = t.to_ascii_lowercase();
+    let (name, count) = match lower.split_once('(') {
+        Some((n, rest)) => {
+            let c = rest.strip_suffix(')').ok_or("missing ')'")?;
+            let c: usize = c.parse().map_err(|_| format!("bad place count '{c}'"))?;
+            if c == 0 {
+                return Err("place count must be positive".into());
+            }
+            (n.to_string(), Some(c))
+        }
+        None => (lower.clone(), None),
+    };
+    if let Some(mut places) = abstract_places(&name, mask) {
+        if let Some(c) = count {
+            places.truncate(c);
+        }
+        return Ok(PlaceList { places });
+    }
+    if !t.starts_with('{') && !t.starts_with('!') {
+        return Err(format!("unknown place name '{name}'"));
+    }
+    let mut places: Vec<Vec<u32>> = Vec::new();
+    let mut rest = t.as_str();
+    loop {
+        let exclude = rest.starts_with('!');
+        if exclude {
+            rest = &rest[1..];
+        }
+        let body_end = rest.find('}').ok_or("missing '}'")?;
+        if !rest.starts_with('{') {
+            return Err(format!("expected '{{' at '{rest}'"));
+        }
+        let place = parse_resource_list(&rest[1..body_end])?;
+        rest = &rest[body_end + 1..];
+        // an optional interval ":len[:stride]" replicates the place
+        let mut len = 1i64;
+        let mut stride = 1i64;
+        if let Some(r) = rest.strip_prefix(':') {
+            let end = r.find(',').unwrap_or(r.len());
+            let nums: Vec<&str> = r[..end].split(':').collect();
+            len = parse_int(nums[0])?;
+            if nums.len() > 1 {
+                stride = parse_int(nums[1])?;
+            }
+            if nums.len() > 2 || len <= 0 {
+                return Err(format!("bad place interval ':{}'", &r[..end]));
+            }
+            rest = &r[end..];
+        }
+        for k in 0..len {
+            let shifted: Vec<u32> =
+                place.iter().filter_map(|&c| u32::try_from(c as i64 + k * stride).ok()).collect();
+            if exclude {
+                places.retain(|p| *p != shifted);
+            } else {
+                places.push(shifted);
+            }
+        }
+        match rest.strip_prefix(',') {
+            Some(r) => rest = r,
+            None if rest.is_empty() => break,
+            None => return Err(format!("unexpected '{rest}'")),
+        }
+    }
+    let places: Vec<Vec<u32>> = places
+        .into_iter()
+        .map(|mut p| {
+            p.retain(|c| mask.contains(c));
+            p.sort_unstable();
+            p.dedup();
+            p
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    if places.is_empty() {
+        return Err("no place contains a CPU this process may use".into());
+    }
+    Ok(PlaceList { places })
+}
+
+fn parse_int(s: &str) -> Result<i64, String> {
+    s.parse().map_err(|_| format!("bad number '{s}'"))
+}
+
+/// `res[:len[:stride]]` items separated by commas, `!res` excluding.
+fn parse_resource_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut out: Vec<u32> = Vec::new();
+    for item in s.split(',') {
+        let (exclude, item) = match item.strip_prefix('!') {
+            Some(i) => (true, i),
+            None => (false, item),
+        };
+        let nums: Vec<&str> = item.split(':').collect();
+        if nums.len() > 3 || nums[0].is_empty() {
+            return Err(format!("bad resource '{item}'"));
+        }
+        let start = parse_int(nums[0])?;
+        let len = if nums.len() > 1 { parse_int(nums[1])? } else { 1 };
+        let stride = if nums.len() > 2 { parse_int(nums[2])? } else { 1 };
+        if start < 0 || len <= 0 || (exclude && nums.len() > 1) {
+            return Err(format!("bad resource '{item}'"));
+        }
+        for k in 0..len {
+            let c = start + k * stride;
+            let c = u32::try_from(c).map_err(|_| format!("bad resource '{item}'"))?;
+            if exclude {
+                out.retain(|&x| x != c);
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where one thread of a new team goes: its place and its place partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub place: u32,
+    pub partition_start: u32,
+    pub partition_len: u32,
+}
+
+/// The OpenMP affinity policy: the placement of thread `tid` of a team of `n` threads whose
+/// primary thread is on place `master` (absolute index) of the partition
+/// `[start, start + len)`. O(1), no allocation.
+pub fn place_thread(policy: ProcBind, start: u32, len: u32, master: u32, n: u32, tid: u32) -> Placement {
+    let p = len.max(1);
+    let m = master.saturating_sub(start).min(p - 1);
+    let keep = |place| Placement { place, partition_start: start, partition_len: p };
+    let abs = |rel: u32| start + rel % p;
+    match policy {
+        ProcBind::False | ProcBind::Primary => keep(master),
+        _ if n > p => {
+            // Consecutive threads share a place; the first n % p places take one more thread.
+            let s = n / p;
+            let r = n % p;
+            let g = if tid < r * (s + 1) { tid / (s + 1) } else { r + (tid - r * (s + 1)) / s };
+            let place = abs(m + g);
+            if policy.policy() == ProcBind::Spread {
+                Placement { place, partition_start: place, partition_len: 1 }
+            } else {
+                keep(place)
+            }
+        }
+        ProcBind::Close => keep(abs(m + tid)),
+        ProcBind::True | ProcBind::Spread => {
+            // n subpartitions of q or q+1 consecutive places; the primary thread's is the one
+            // holding its place, the others follow it round-robin.
+            let q = p / n;
+            let r = p % n;
+            let sub_start = |j: u32| j * q + j.min(r);
+            let sub_len = |j: u32| q + u32::from(j < r);
+            let k = (0..n).find(|&j| m >= sub_start(j) && m < sub_start(j) + sub_len(j)).unwrap_or(0);
+            let j = (k + tid) % n;
+            let place = if tid == 0 { master } else { start + sub_start(j) };
+            Placement { place, partition_start: start + sub_start(j), partition_len: sub_len(j) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_places() {
+        let mask: Vec<u32> = (0..8).collect();
+        let p = parse_places("{0,1},{2:2},{4:2:2}", &mask).unwrap();
+        assert_eq!(p.places, vec![vec![0, 1], vec![2, 3], vec![4, 6]]);
+        let p = parse_places("{0}:4:2", &mask).unwrap();
+        assert_eq!(p.places, vec![vec![0], vec![2], vec![4], vec![6]]);
+        let p = parse_places("{0:4,!1}", &mask).unwrap();
+        assert_eq!(p.places, vec![vec![0, 2, 3]]);
+        let p = parse_places("{0},{1},{9}", &[1]).unwrap();
+        assert_eq!(p.places, vec![vec![1]], "places are cut down to the mask");
+        assert_eq!(parse_places("threads(2)", &mask).unwrap().places, vec![vec![0], vec![1]]);
+        assert_eq!(parse_places(" THREADS ", &[3]).unwrap().places, vec![vec![3]]);
+        for bad in ["", "{0", "{a}", "{0}:0", "bogus", "threads(0)", "{0},,", "{7}"] {
+            assert!(parse_places(bad, &[0, 1]).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-2,5\n"), vec![0, 1, 2, 5]);
+    }
+
+    #[test]
+    fn close_and_spread() {
+        let pl = |policy, n, tid| place_thread(policy, 0, 4, 1, n, tid);
+        // close, T <= P: consecutive places from the primary's.
+        let got: Vec<u32> = (0..3).map(|t| pl(ProcBind::Close, 3, t).place).collect();
+        assert_eq!(got, vec![1, 2, 3]);
+        // close, T > P: 8 threads on 4 places, two each, starting at the primary's place.
+        let got: Vec<u32> = (0..8).map(|t| pl(ProcBind::Close, 8, t).place).collect();
+        assert_eq!(got, vec![1, 1, 2, 2, 3, 3, 0, 0]);
+        // 5 threads on 4 places: the first place gets the extra one.
+        let got: Vec<u32> = (0..5).map(|t| pl(ProcBind::Close, 5, t).place).collect();
+        assert_eq!(got, vec![1, 1, 2, 3, 0]);
+        // spread, 2 threads on 4 places: subpartitions {0,1} and {2,3}; primary on 1.
+        let a = pl(ProcBind::Spread, 2, 0);
+        let b = pl(ProcBind::Spread, 2, 1);
+        assert_eq!((a.place, a.partition_start, a.partition_len), (1, 0, 2));
+        assert_eq!((b.place, b.partition_start, b.partition_len), (2, 2, 2));
+        // primary: everyone on the primary's place.
+        assert!((0..4).all(|t| pl(ProcBind::Primary, 4, t).place == 1));
+        // spread with T > P: each thread's partition is its own place.
+        let c = pl(ProcBind::Spread, 8, 3);
+        assert_eq!((c.place, c.partition_start, c.partition_len), (2, 2, 1));
+    }
+}

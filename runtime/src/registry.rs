@@ -1,0 +1,169 @@
+//! The one `Runtime`: settings read from the environment, the table of thread descriptors (by
+//! gtid), and the pool of idle workers. It is `#[repr(C)]` and reachable from one exported root
+//! symbol, so a debugger library can walk threads and teams from outside the process.
+
+use std::ffi::c_void;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::env::{self, Settings};
+use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use crate::sync::wait::WaitPolicy;
+use crate::thread::ThreadDesc;
+
+/// The most threads (initial threads and workers) one process may register.
+pub const MAX_THREADS: usize = 1 << 14;
+
+/// "OXIOMP" + layout version, at offset 0 of the root: how a debugger recognises it.
+pub const ROOT_MAGIC: u64 = 0x4f58_494f_4d50_0001;
+
+#[repr(C)]
+pub struct Runtime {
+    /// [`ROOT_MAGIC`].
+    pub magic: u64,
+    /// Number of gtids handed out so far; `threads[0..count]` are set.
+    pub thread_count: AtomicU32,
+    /// Capacity of `threads`.
+    pub thread_capacity: u32,
+    /// The table of thread descriptors, indexed by gtid.
+    pub threads: *const AtomicPtr<ThreadDesc>,
+    table: Box<[AtomicPtr<ThreadDesc>]>,
+    settings: Settings,
+    /// Idle workers, not reserved by any team.
+    pool: Mutex<Vec<&'static ThreadDesc>>,
+    /// Workers reserved by teams plus live initial threads (for the oversubscription hint).
+    busy: AtomicU32,
+}
+
+// SAFETY: the raw pointer fields point into `table`, which is owned by the Runtime and never
+// moves or frees; all mutable state is atomic or behind the mutex.
+unsafe impl Sync for Runtime {}
+// SAFETY: as above.
+unsafe impl Send for Runtime {}
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+
+impl Runtime {
+    /// The runtime, initialised on first use (reads the environment once).
+    #[inline]
+    pub fn get() -> &'static Runtime {
+        match RUNTIME.get() {
+            Some(r) => r,
+            None => Self::init(),
+        }
+    }
+
+    #[cold]
+    fn init() -> &'static Runtime {
+        RUNTIME.get_or_init(|| {
+            oxiomp_instrument::init_enter();
+            let settings = env::read(&env::ProcessEnv);
+            for w in &settings.warnings {
+                eprintln!("{w}");
+            }
+            if settings.globals.display_env != crate::icv::DisplayEnv::False {
+                eprint!("{}", env::display(&settings));
+            }
+            let bt = settings
+                .globals
+                .blocktime_ms
+                .map_or(Duration::from_secs(u64::MAX / 4), Duration::from_millis);
+            WaitPolicy::set_block_time(bt);
+            let table: Box<[AtomicPtr<ThreadDesc>]> =
+                (0..MAX_THREADS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+            oxiomp_instrument::init_exit();
+            Runtime {
+                magic: ROOT_MAGIC,
+                thread_count: AtomicU32::new(0),
+                thread_capacity: MAX_THREADS as u32,
+                threads: table.as_ptr(),
+                table,
+                settings,
+                pool: Mutex::new(Vec::new()),
+                busy: AtomicU32::new(0),
+            }
+        })
+    }
+
+    /// The root a debugger starts from.
+    pub fn root_ptr() -> *const c_void {
+        Self::get() as *const Runtime as *const c_void
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The number of CPUs the process may use.
+    pub fn num_procs(&self) -> u32 {
+        self.settings.mask.len().max(1) as u32
+    }
+
+    /// How many threads have registered (initial threads and workers).
+    pub fn registered_threads(&self) -> u32 {
+        self.thread_count.load(Ordering::Relaxed)
+    }
+
+    /// Hands out the next gtid and records the descriptor under it.
+    pub(crate) fn register(&self, desc: &'static ThreadDesc) -> i32 {
+        // Relaxed: the counter only has to hand out distinct numbers; the table slot is
+        // published with Release below and read with Acquire.
+        let gtid = self.thread_count.fetch_add(1, Ordering::Relaxed);
+        if gtid as usize >= MAX_THREADS {
+            eprintln!("oxiomp: error: more than {MAX_THREADS} threads created; cannot continue");
+            std::process::abort();
+        }
+        self.table[gtid as usize].store(desc as *const ThreadDesc as *mut ThreadDesc, Ordering::Release);
+        gtid as i32
+    }
+
+    /// The descriptor of `gtid`, if registered.
+    pub fn thread(&self, gtid: i32) -> Option<&'static ThreadDesc> {
+        let slot = self.table.get(usize::try_from(gtid).ok()?)?;
+        // SAFETY: descriptors are leaked at registration and never freed, so a non-null
+        // pointer read with Acquire (pairing with the Release in `register`) is a valid
+        // `&'static ThreadDesc`.
+        unsafe { slot.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Appends `k` idle workers to `out`, taking them from the pool and starting new threads
+    /// for what it lacks.
+    pub(crate) fn acquire_workers(&'static self, k: usize, out: &mut Vec<&'static ThreadDesc>) {
+        let target = out.len() + k;
+        {
+            let mut pool = self.pool.lock();
+            while out.len() < target {
+                match pool.pop() {
+                    Some(w) => out.push(w),
+                    None => break,
+                }
+            }
+        }
+        while out.len() < target {
+            out.push(crate::thread::spawn_worker(self));
+        }
+        self.adjust_busy(k as i64);
+    }
+
+    /// Returns workers to the pool.
+    pub(crate) fn release_workers(&self, ws: impl IntoIterator<Item = &'static ThreadDesc>) {
+        let mut pool = self.pool.lock();
+        let before = pool.len();
+        pool.extend(ws);
+        let n = pool.len() - before;
+        drop(pool);
+        self.adjust_busy(-(n as i64));
+    }
+
+    pub(crate) fn adjust_busy(&self, delta: i64) {
+        // Relaxed: the count only feeds the oversubscription hint.
+        let now = if delta >= 0 {
+            self.busy.fetch_add(delta as u32, Ordering::Relaxed) + delta as u32
+        } else {
+            self.busy.fetch_sub((-delta) as u32, Ordering::Relaxed) - (-delta) as u32
+        };
+        WaitPolicy::set_oversubscribed(now > self.num_procs());
+    }
+}

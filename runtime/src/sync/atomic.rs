@@ -1,0 +1,7 @@
+//! The atomics facade: std's atomics normally, loom's under `--cfg loom` (where only the
+//! concurrency cores, `sync` and `barrier`, are compiled and model-checked).
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};

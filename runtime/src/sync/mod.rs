@@ -1,0 +1,8 @@
+//! Synchronisation building blocks. Every atomic in the runtime comes in through [`atomic`], so
+//! that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked types for the concurrency cores.
+
+pub(crate) mod atomic;
+pub(crate) mod futex;
+pub(crate) mod wait;
+
+pub use wait::WaitPolicy;

@@ -1,0 +1,509 @@
+//! Teams and the fork/join of parallel regions.
+//!
+//! A thread that forks keeps the team it built ("hot team", one per nesting level), with its
+//! workers reserved: the next region of the same size at that level reuses team, workers and
+//! barrier as they are, and the fork costs one epoch store per worker. A different size gives
+//! workers back to, or takes them from, the runtime's pool.
+//!
+//! Fork: the primary thread fills in the team (parent, level, ICVs, job), then advances each
+//! worker's `go` epoch (Release); each worker sees it (Acquire), runs its implicit task, and sets
+//! its `joined` epoch (Release), which the primary waits for (Acquire) at the join. Between
+//! those two hand-overs the team is only read, so it needs no lock.
+
+use std::ffi::c_void;
+
+use crate::barrier::Barrier;
+use crate::icv::{Icvs, ProcBind};
+use crate::places::{self, Placement};
+use crate::registry::Runtime;
+use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::thread::{Saved, Thread, ThreadDesc};
+
+/// The code a team runs: `run(data, gtid, tid)` on every member.
+#[derive(Clone, Copy)]
+pub struct Job {
+    pub run: unsafe fn(data: *const (), gtid: i32, tid: u32),
+    pub data: *const (),
+    /// The address of the user's code, for tools and debuggers (0 if none).
+    pub entry: usize,
+}
+
+impl Job {
+    const NONE: Job = Job { run: no_job, data: std::ptr::null(), entry: 0 };
+}
+
+unsafe fn no_job(_: *const (), _: i32, _: u32) {}
+
+/// A team of threads executing a parallel region (or a serialized region, or the implicit
+/// region of an initial thread). `#[repr(C)]`: the leading fields are read by debuggers.
+#[repr(C)]
+pub struct Team {
+    /// Threads in the team.
+    pub nthreads: u32,
+    /// Nesting level: parallel regions enclosing (and including) this one.
+    pub level: u32,
+    /// Active (more than one thread) regions among them.
+    pub active_level: u32,
+    /// The primary thread's thread number in the parent team.
+    pub parent_tid: u32,
+    /// The enclosing team (null for an initial thread's implicit team).
+    pub parent: *const Team,
+    /// gtid of the primary thread.
+    pub master_gtid: i32,
+    /// Team number and number of teams of the enclosing `teams` construct (0 / 1 outside).
+    pub team_num: i32,
+    pub num_teams: i32,
+    /// The user's outlined function, for tools.
+    pub entry: usize,
+    /// The `ident_t` of the construct, for diagnostics.
+    pub ident: *const c_void,
+    /// Members by thread number; `[0]` is the primary thread.
+    members: Vec<&'static ThreadDesc>,
+    /// The `go` epoch each worker was released with, to wait for at the join.
+    epochs: Vec<u32>,
+    barrier: Barrier,
+    job: Job,
+    /// The ICVs every implicit task of the team starts with.
+    icvs: Icvs,
+    /// Binding policy and the primary thread's place (None: no binding).
+    policy: ProcBind,
+    master_place: Option<u32>,
+    /// The contention group's thread count, and what this team reserved of it.
+    cg: *const AtomicU32,
+    cg_reserved: u32,
+    /// The contention group counter of a team that starts one (league members).
+    cg_own: AtomicU32,
+}
+
+// SAFETY: a team is mutated only by its primary thread while no worker runs on it; workers
+// read it between the `go` (Acquire) and `joined` (Release) hand-overs. Raw pointers in it point
+// to teams and counters that outlive the region.
+unsafe impl Sync for Team {}
+// SAFETY: as above.
+unsafe impl Send for Team {}
+
+impl Team {
+    fn empty(icvs: Icvs) -> Team {
+        Team {
+            nthreads: 1,
+            level: 0,
+            active_level: 0,
+            parent_tid: 0,
+            parent: std::ptr::null(),
+            master_gtid: -1,
+            team_num: 0,
+            num_teams: 1,
+            entry: 0,
+            ident: std::ptr::null(),
+            members: Vec::new(),
+            epochs: Vec::new(),
+            barrier: Barrier::new(1),
+            job: Job::NONE,
+            icvs,
+            policy: ProcBind::False,
+            master_place: None,
+            cg: std::ptr::null(),
+            cg_reserved: 0,
+            cg_own: AtomicU32::new(1),
+        }
+    }
+
+    /// The implicit team of an initial thread.
+    pub(crate) fn new_root(gtid: i32, cg: &'static AtomicU32) -> Box<Team> {
+        let mut t = Box::new(Team::empty(Runtime::get().settings().icvs));
+        t.master_gtid = gtid;
+        t.cg = cg;
+        t
+    }
+
+    /// The workers (members other than the primary thread).
+    pub(crate) fn workers(&self) -> impl Iterator<Item = &'static ThreadDesc> + '_ {
+        self.members.iter().skip(1).copied()
+    }
+
+    /// The team's barrier, for `tid`.
+    #[inline]
+    pub fn barrier(&self, tid: u32) {
+        oxiomp_instrument::barrier_plain_enter();
+        self.barrier.wait(tid);
+        oxiomp_instrument::barrier_plain_exit();
+    }
+
+    /// Makes the team `n` threads big with `me` as primary thread, reserving or returning
+    /// workers as needed.
+    fn resize(&mut self, n: u32, me: &'static ThreadDesc, rt: &'static Runtime) {
+        if self.members.is_empty() {
+            self.members.push(me);
+        }
+        self.members[0] = me;
+        let cur = self.members.len();
+        let n = n as usize;
+        if n < cur {
+            rt.release_workers(self.members.drain(n..));
+        } else if n > cur {
+            rt.acquire_workers(n - cur, &mut self.members);
+        }
+        if self.barrier.size() as usize != n {
+            self.barrier = Barrier::new(n as u32);
+        }
+        self.epochs.resize(n, 0);
+        self.nthreads = n as u32;
+    }
+
+    /// Runs the implicit task of thread `tid` of this team on `th`, then restores nothing: the
+    /// caller restores its own context.
+    pub(crate) fn run_member(&self, th: Thread, tid: u32) {
+        let placement = self.placement(tid);
+        {
+            let ctx = th.ctx();
+            ctx.team = self;
+            ctx.tid = tid;
+            ctx.icvs = self.icvs;
+            if let Some(p) = placement {
+                ctx.icvs.partition_start = p.partition_start;
+                ctx.icvs.partition_len = p.partition_len;
+                if ctx.place != Some(p.place) {
+                    let rt = Runtime::get();
+                    if let Some(cpus) = rt.settings().places.places.get(p.place as usize) {
+                        if places::bind_current_thread(cpus) {
+                            ctx.place = Some(p.place);
+                        }
+                    }
+                }
+            }
+        }
+        oxiomp_instrument::user_microtask_enter();
+        // SAFETY: the job's data stays valid until the join, which waits for this call to
+        // return on every member; `run` was paired with that data by whoever built the job.
+        unsafe { (self.job.run)(self.job.data, th.gtid(), tid) };
+        oxiomp_instrument::user_microtask_exit();
+    }
+
+    fn placement(&self, tid: u32) -> Option<Placement> {
+        let master = self.master_place?;
+        let i = &self.icvs;
+        Some(places::place_thread(
+            self.policy,
+            i.partition_start,
+            i.partition_len,
+            master,
+            self.nthreads,
+            tid,
+        ))
+    }
+}
+
+/// What the encountering thread asks of a fork.
+#[derive(Clone, Copy)]
+pub struct ForkRequest {
+    pub job: Job,
+    pub ident: *const c_void,
+}
+
+/// Executes a parallel region: the encountering thread becomes the primary thread of a new
+/// team (or runs it alone, serialized) and returns after the join.
+pub fn fork(th: Thread, req: ForkRequest) {
+    oxiomp_instrument::fork_call_enter();
+    let (n, bind) = decide_team(th);
+    if n <= 1 {
+        oxiomp_instrument::fork_call_exit();
+        serialized_begin_with(th, req.ident, req.job.entry);
+        // SAFETY: as in `Team::run_member`: the data outlives this call.
+        unsafe { (req.job.run)(req.job.data, th.gtid(), 0) };
+        serialized_end(th);
+        return;
+    }
+    run_team(th, n, bind, req, true);
+}
+
+/// How many threads the next region gets, consuming the pushed clauses; reserves them in the
+/// contention group (the reservation is recorded on the team by `run_team`).
+fn decide_team(th: Thread) -> (u32, ProcBind) {
+    let ctx = th.ctx();
+    let requested = std::mem::take(&mut ctx.push_nthreads);
+    let bind = ctx.push_bind.take().unwrap_or(ctx.icvs.bind);
+    let requested = if requested > 0 { requested } else { ctx.icvs.nthreads };
+    let team = th.team();
+    if requested <= 1 || team.active_level >= ctx.icvs.max_active_levels {
+        return (1, bind);
+    }
+    let rt = Runtime::get();
+    let mut n = requested;
+    if ctx.icvs.dynamic {
+        n = n.min(rt.num_procs());
+    }
+    // The contention group may not exceed thread-limit-var.
+    let limit = ctx.icvs.thread_limit.max(1);
+    // SAFETY: `cg` points at a counter owned by a leaked descriptor or by a team that
+    // encloses this one, so it outlives this region.
+    let cg = unsafe { &*team.cg };
+    // Relaxed: the counter is only an admission count; it guards no other data.
+    let mut cur = cg.load(Ordering::Relaxed);
+    loop {
+        let extra = (n - 1).min(limit.saturating_sub(cur));
+        match cg.compare_exchange_weak(cur, cur + extra, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return (extra + 1, bind),
+            Err(now) => cur = now,
+        }
+    }
+}
+
+/// Forks a team of exactly `n` threads (n - 1 already reserved in the contention group, unless
+/// `league` is set) and joins it.
+fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool) {
+    let rt = Runtime::get();
+    let (mut team, saved, level) = {
+        let ctx = th.ctx();
+        let parent = th.team();
+        let level = parent.level as usize;
+        if ctx.hot.len() <= level {
+            ctx.hot.resize_with(level + 1, || None);
+        }
+        let team = ctx.hot[level].take().unwrap_or_else(|| Box::new(Team::empty(ctx.icvs)));
+        (team, Saved { team: ctx.team, tid: ctx.tid, icvs: ctx.icvs }, level)
+    };
+    {
+        // SAFETY: the parent team encloses this region and outlives it.
+        let parent = unsafe { &*saved.team };
+        let t = &mut *team;
+        t.resize(n, th.desc(), rt);
+        t.parent = saved.team;
+        t.parent_tid = saved.tid;
+        t.level = parent.level + 1;
+        t.active_level = parent.active_level + 1;
+        t.master_gtid = th.gtid();
+        t.team_num = parent.team_num;
+        t.num_teams = parent.num_teams;
+        t.entry = req.job.entry;
+        t.ident = req.ident;
+        t.job = req.job;
+        t.icvs = saved.icvs.for_child();
+        t.cg = parent.cg;
+        t.cg_reserved = if reserved { n - 1 } else { 0 };
+        let policy = bind.policy();
+        let nplaces = rt.settings().places.places.len() as u32;
+        t.policy = policy;
+        t.master_place = if policy == ProcBind::False || nplaces == 0 {
+            None
+        } else {
+            Some(th.place().unwrap_or(saved.icvs.partition_start).min(nplaces - 1))
+        };
+    }
+    // The join epochs are moved out: from here on the team is only read, until the join.
+    let mut epochs = std::mem::take(&mut team.epochs);
+    let tp: *const Team = &*team;
+    let team = team;
+    for (tid, w) in team.workers().enumerate() {
+        epochs[tid + 1] = w.assign(tp, tid as u32 + 1);
+    }
+    oxiomp_instrument::fork_call_exit();
+    team.run_member(th, 0);
+    oxiomp_instrument::barrier_join_enter();
+    for (tid, w) in team.workers().enumerate() {
+        w.wait_joined(epochs[tid + 1]);
+    }
+    oxiomp_instrument::barrier_join_exit();
+    let mut team = team;
+    team.epochs = std::mem::take(&mut epochs);
+    if team.cg_reserved > 0 {
+        // SAFETY: as in `decide_team`.
+        unsafe { &*team.cg }.fetch_sub(team.cg_reserved, Ordering::Relaxed);
+        team.cg_reserved = 0;
+    }
+    let ctx = th.ctx();
+    ctx.team = saved.team;
+    ctx.tid = saved.tid;
+    ctx.icvs = saved.icvs;
+    if let Some(old) = ctx.hot[level].replace(team) {
+        // A nested construct at the same level (a league's inner teams) left its own team here.
+        rt.release_workers(old.workers());
+    }
+}
+
+/// Starts a serialized region (`if(0)`, or beyond max-active-levels): one thread, one more
+/// level, no more active levels.
+pub fn serialized_begin(th: Thread, ident: *const c_void) {
+    {
+        let ctx = th.ctx();
+        ctx.push_nthreads = 0;
+        ctx.push_bind = None;
+    }
+    serialized_begin_with(th, ident, 0);
+}
+
+fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
+    let ctx = th.ctx();
+    let depth = ctx.serial_saved.len();
+    if ctx.serial.len() <= depth {
+        ctx.serial.push(Box::new(Team::empty(ctx.icvs)));
+    }
+    // SAFETY: the current team encloses the new region and outlives it.
+    let parent = unsafe { &*ctx.team };
+    let icvs = ctx.icvs.for_child();
+    let t = &mut *ctx.serial[depth];
+    t.members.clear();
+    t.members.push(th.desc());
+    t.nthreads = 1;
+    t.parent = ctx.team;
+    t.parent_tid = ctx.tid;
+    t.level = parent.level + 1;
+    t.active_level = parent.active_level;
+    t.master_gtid = th.gtid();
+    t.team_num = parent.team_num;
+    t.num_teams = parent.num_teams;
+    t.entry = entry;
+    t.ident = ident;
+    t.icvs = icvs;
+    t.cg = parent.cg;
+    let tp: *const Team = t;
+    ctx.serial_saved.push(Saved { team: ctx.team, tid: ctx.tid, icvs: ctx.icvs });
+    ctx.team = tp;
+    ctx.tid = 0;
+    ctx.icvs = icvs;
+}
+
+/// Ends the innermost serialized region. Returns false (and changes nothing) if there is none.
+pub fn serialized_end(th: Thread) -> bool {
+    let ctx = th.ctx();
+    match ctx.serial_saved.pop() {
+        Some(s) => {
+            ctx.team = s.team;
+            ctx.tid = s.tid;
+            ctx.icvs = s.icvs;
+            true
+        }
+        None => false,
+    }
+}
+
+/// The teams of a host `teams` construct.
+struct League {
+    teams: Vec<Team>,
+    user: Job,
+}
+
+/// Executes a host `teams` region: `num_teams` initial threads, each the only thread of its
+/// team and the initial thread of its own contention group of at most `thread_limit` threads.
+pub fn fork_teams(th: Thread, req: ForkRequest) {
+    let rt = Runtime::get();
+    let (nt, tl) = std::mem::take(&mut th.ctx().push_teams);
+    let nteams = if nt > 0 { nt } else { crate::query::max_teams().max(1) as u32 };
+    let default_limit = crate::query::teams_thread_limit();
+    let limit = if tl > 0 {
+        tl
+    } else if default_limit > 0 {
+        default_limit as u32
+    } else {
+        (rt.num_procs() / nteams).max(1)
+    };
+    let (parent_team, icvs) = (th.ctx().team, *th.icvs());
+    // SAFETY: the current team encloses the construct.
+    let parent = unsafe { &*parent_team };
+    let mut league = League { teams: Vec::with_capacity(nteams as usize), user: req.job };
+    for k in 0..nteams {
+        let mut t = Team::empty(icvs);
+        t.level = parent.level;
+        t.active_level = parent.active_level;
+        t.parent = parent.parent;
+        t.parent_tid = parent.parent_tid;
+        t.team_num = k as i32;
+        t.num_teams = nteams as i32;
+        t.entry = req.job.entry;
+        t.ident = req.ident;
+        t.icvs.thread_limit = limit;
+        t.icvs.nthreads = t.icvs.nthreads.min(limit);
+        league.teams.push(t);
+    }
+    // Each league team starts a contention group of its own. The vector is not resized any
+    // more, so the pointers into it stay valid.
+    for t in &mut league.teams {
+        t.cg = &t.cg_own;
+    }
+    let job =
+        Job { run: run_league_member, data: &league as *const League as *const (), entry: req.job.entry };
+    run_team(th, nteams, ProcBind::False, ForkRequest { job, ident: req.ident }, false);
+}
+
+/// The job of one member of a league: run the user's code as the initial thread of team `tid`.
+unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
+    // SAFETY: `data` is the `League` on `fork_teams`'s stack, alive until the join.
+    let league = unsafe { &*(data as *const League) };
+    let th = Thread::current();
+    let t = &league.teams[tid as usize];
+    let saved = {
+        let ctx = th.ctx();
+        let s = Saved { team: ctx.team, tid: ctx.tid, icvs: ctx.icvs };
+        ctx.team = t;
+        ctx.tid = 0;
+        ctx.icvs = t.icvs;
+        s
+    };
+    // SAFETY: as in `Team::run_member`.
+    unsafe { (league.user.run)(league.user.data, gtid, 0) };
+    let ctx = th.ctx();
+    ctx.team = saved.team;
+    ctx.tid = saved.tid;
+    ctx.icvs = saved.icvs;
+}
+
+/// `num_threads(n)` for the next region the thread encounters.
+pub fn push_num_threads(th: Thread, n: u32) {
+    th.ctx().push_nthreads = n;
+}
+
+/// `proc_bind(b)` for the next region the thread encounters.
+pub fn push_proc_bind(th: Thread, b: ProcBind) {
+    th.ctx().push_bind = Some(b);
+}
+
+/// `num_teams(n) thread_limit(t)` for the next teams construct (0 = clause absent).
+pub fn push_num_teams(th: Thread, num_teams: u32, thread_limit: u32) {
+    th.ctx().push_teams = (num_teams, thread_limit);
+}
+
+/// Runs `f(tid)` on a team of threads (the team size follows the ICVs and `num_threads`), a
+/// safe entry point for Rust code and tests.
+pub fn parallel<F: Fn(u32) + Sync>(num_threads: Option<u32>, f: F) {
+    unsafe fn trampoline<F: Fn(u32) + Sync>(data: *const (), _gtid: i32, tid: u32) {
+        // SAFETY: `data` is the `&F` passed below, alive until the join.
+        let f = unsafe { &*(data as *const F) };
+        f(tid)
+    }
+    let th = Thread::current();
+    if let Some(n) = num_threads {
+        th.ctx().push_nthreads = n;
+    }
+    let job = Job { run: trampoline::<F>, data: &f as *const F as *const (), entry: 0 };
+    fork(th, ForkRequest { job, ident: std::ptr::null() });
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn every_member_runs_once() {
+        for n in [1u32, 2, 3, 8] {
+            let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+            parallel(Some(n), |tid| {
+                hits[tid as usize].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "n={n}");
+        }
+    }
+
+    #[test]
+    fn barrier_and_queries() {
+        let sum = AtomicUsize::new(0);
+        parallel(Some(4), |tid| {
+            let th = Thread::current();
+            assert_eq!(th.tid(), tid);
+            assert_eq!(th.team().nthreads, 4);
+            assert_eq!(th.team().level, 1);
+            sum.fetch_add(1, Ordering::Relaxed);
+            th.team().barrier(tid);
+            assert_eq!(sum.load(Ordering::Relaxed), 4);
+        });
+    }
+}

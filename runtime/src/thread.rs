@@ -1,0 +1,289 @@
+//! Thread descriptors, the thread-local pointer to the current one, initial (root) threads and
+//! the worker main loop.
+
+use std::cell::{Cell, UnsafeCell};
+
+use crossbeam_utils::CachePadded;
+
+use crate::icv::{Icvs, ProcBind};
+use crate::registry::Runtime;
+use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::wait::EpochFlag;
+use crate::team::Team;
+
+/// What a thread is doing, for debuggers and tools (values of OMPD's `omp_state_t` where one
+/// fits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ThreadState {
+    Work = 1,
+    Idle = 2,
+    Overhead = 3,
+    WaitBarrier = 0x10,
+}
+
+/// A thread the runtime knows: an initial thread (the program's main thread, or any thread the
+/// program created that called into the runtime) or a pool worker.
+#[repr(C)]
+pub struct ThreadDesc {
+    /// Global thread number: stable for the thread's life, never reused.
+    pub gtid: i32,
+    /// The OS thread id (`gettid`).
+    pub os_tid: i32,
+    /// 1 for an initial thread, 0 for a worker.
+    pub is_initial: u32,
+    /// A [`ThreadState`] value.
+    pub state: AtomicU32,
+    /// Fork release: the master that assigned work advances it; the worker waits on it.
+    go: CachePadded<EpochFlag>,
+    /// Join: the worker sets it to the `go` epoch it finished; the master waits on it.
+    joined: CachePadded<EpochFlag>,
+    /// The work assigned with the latest `go` epoch. Written by the assigning master before it
+    /// advances `go` (Release), read by this worker after it sees the epoch (Acquire).
+    assignment: UnsafeCell<Assignment>,
+    /// The thread's own context: only this thread touches it.
+    ctx: UnsafeCell<Context>,
+    /// Threads in the contention group this thread is the initial thread of (itself included).
+    pub(crate) cg_threads: AtomicU32,
+}
+
+// SAFETY: the UnsafeCells follow a single-writer discipline: `ctx` is only accessed by the
+// thread the descriptor belongs to (through `Thread::current`), and `assignment` is written by
+// the one master that owns the worker while the worker is idle, and read by the worker only
+// after the `go` epoch (Release/Acquire) has handed it over.
+unsafe impl Sync for ThreadDesc {}
+// SAFETY: as above.
+unsafe impl Send for ThreadDesc {}
+
+#[derive(Clone, Copy)]
+struct Assignment {
+    team: *const Team,
+    tid: u32,
+}
+
+/// A thread's current state of execution: which implicit task it runs, with which ICVs.
+pub(crate) struct Context {
+    /// The team of the current implicit task (never null once registered).
+    pub(crate) team: *const Team,
+    /// The thread number in `team`.
+    pub(crate) tid: u32,
+    /// The ICVs of the current task.
+    pub(crate) icvs: Icvs,
+    /// The place the thread is bound to, if any.
+    pub(crate) place: Option<u32>,
+    /// Teams this thread is the primary thread of, kept for the next fork at the same level.
+    pub(crate) hot: Vec<Option<Box<Team>>>,
+    /// Teams of serialized regions, one per serialized nesting depth, reused.
+    pub(crate) serial: Vec<Box<Team>>,
+    /// What serialized regions saved, innermost last.
+    pub(crate) serial_saved: Vec<Saved>,
+    /// `num_threads` clause pushed for the next fork (0 = none).
+    pub(crate) push_nthreads: u32,
+    /// `proc_bind` clause pushed for the next fork.
+    pub(crate) push_bind: Option<ProcBind>,
+    /// `num_teams` / `thread_limit` pushed for the next teams construct (0 = none).
+    pub(crate) push_teams: (u32, u32),
+}
+
+/// What a region saves of its encountering thread's context and restores at its end.
+#[derive(Clone, Copy)]
+pub(crate) struct Saved {
+    pub(crate) team: *const Team,
+    pub(crate) tid: u32,
+    pub(crate) icvs: Icvs,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const ThreadDesc> = const { Cell::new(std::ptr::null()) };
+    static ROOT_EXIT: RootExit = const { RootExit };
+}
+
+/// Runs when an initial thread exits: gives its reserved workers back to the pool.
+struct RootExit;
+
+impl Drop for RootExit {
+    fn drop(&mut self) {
+        let p = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+        // SAFETY: descriptors are never freed; this is the owning thread, at its exit.
+        if let Some(desc) = unsafe { p.as_ref() } {
+            let ctx = desc.ctx();
+            let rt = Runtime::get();
+            for team in ctx.hot.drain(..).flatten() {
+                rt.release_workers(team.workers());
+            }
+            rt.adjust_busy(-1);
+        }
+    }
+}
+
+/// A handle on the calling thread's descriptor. Not `Send`: it must stay on its thread.
+#[derive(Clone, Copy)]
+pub struct Thread {
+    desc: &'static ThreadDesc,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Thread {
+    /// The calling thread; a thread the runtime does not know yet becomes a new initial thread.
+    #[inline]
+    pub fn current() -> Thread {
+        let p = CURRENT.with(|c| c.get());
+        // SAFETY: CURRENT only ever holds a leaked (never freed) descriptor of this thread.
+        match unsafe { p.as_ref() } {
+            Some(desc) => Thread { desc, _not_send: std::marker::PhantomData },
+            None => Self::register_initial(),
+        }
+    }
+
+    #[cold]
+    fn register_initial() -> Thread {
+        let rt = Runtime::get();
+        let s = rt.settings();
+        let desc = ThreadDesc::leak_new(1, s.icvs);
+        let gtid = rt.register(desc);
+        // SAFETY: not yet shared with anyone else; gtid is written once before publication
+        // through CURRENT and the registry (whose Release store made the pointer visible).
+        unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
+        let root_team = Box::leak(Team::new_root(gtid, &desc.cg_threads));
+        desc.ctx().team = root_team;
+        CURRENT.with(|c| c.set(desc));
+        ROOT_EXIT.with(|_| {});
+        rt.adjust_busy(1);
+        Thread { desc, _not_send: std::marker::PhantomData }
+    }
+
+    pub fn desc(&self) -> &'static ThreadDesc {
+        self.desc
+    }
+
+    pub fn gtid(&self) -> i32 {
+        self.desc.gtid
+    }
+
+    pub(crate) fn ctx(&self) -> &mut Context {
+        self.desc.ctx()
+    }
+
+    /// The current team.
+    #[inline]
+    pub fn team(&self) -> &Team {
+        // SAFETY: ctx.team is set at registration and always points at a live team: teams
+        // outlive the regions that run on them (hot teams are kept, serialized and root teams
+        // are never freed while referenced).
+        unsafe { &*self.ctx().team }
+    }
+
+    /// The thread number in the current team.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        self.ctx().tid
+    }
+
+    /// The current task's ICVs.
+    #[inline]
+    pub fn icvs(&self) -> &mut Icvs {
+        &mut self.ctx().icvs
+    }
+
+    /// The place the thread is bound to.
+    pub fn place(&self) -> Option<u32> {
+        self.ctx().place
+    }
+}
+
+impl ThreadDesc {
+    fn leak_new(is_initial: u32, icvs: Icvs) -> &'static ThreadDesc {
+        Box::leak(Box::new(ThreadDesc {
+            gtid: -1,
+            // SAFETY: gettid has no preconditions.
+            os_tid: if is_initial == 1 { unsafe { libc::gettid() } } else { 0 },
+            is_initial,
+            state: AtomicU32::new(ThreadState::Work as u32),
+            go: CachePadded::new(EpochFlag::new(0)),
+            joined: CachePadded::new(EpochFlag::new(0)),
+            assignment: UnsafeCell::new(Assignment { team: std::ptr::null(), tid: 0 }),
+            ctx: UnsafeCell::new(Context {
+                team: std::ptr::null(),
+                tid: 0,
+                icvs,
+                place: None,
+                hot: Vec::new(),
+                serial: Vec::new(),
+                serial_saved: Vec::new(),
+                push_nthreads: 0,
+                push_bind: None,
+                push_teams: (0, 0),
+            }),
+            cg_threads: AtomicU32::new(1),
+        }))
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn ctx(&self) -> &mut Context {
+        // SAFETY: only the owning thread calls this (through `Thread`, which is !Send, or from
+        // its own worker loop / exit handler), and no reference from an earlier call is held
+        // across a call that could re-enter: the runtime copies out what it needs.
+        unsafe { &mut *self.ctx.get() }
+    }
+
+    /// Hands the worker its next implicit task (called by the owning master, the worker idle).
+    /// Returns the epoch to wait for at the join.
+    pub(crate) fn assign(&self, team: *const Team, tid: u32) -> u32 {
+        // SAFETY: the worker is idle (it finished the previous epoch, which the master observed
+        // through `joined`, or it was just taken from the pool), so nobody reads the assignment
+        // until `go` advances below.
+        unsafe { *self.assignment.get() = Assignment { team, tid } };
+        let e = self.go.load().wrapping_add(1);
+        self.go.set(e);
+        e
+    }
+
+    /// Waits until the worker has finished epoch `e`.
+    pub(crate) fn wait_joined(&self, e: u32) {
+        self.joined.wait_reach(e);
+    }
+}
+
+/// Starts a new worker thread and returns its descriptor (the thread waits for work).
+pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
+    let desc = ThreadDesc::leak_new(0, rt.settings().icvs);
+    let gtid = rt.register(desc);
+    // SAFETY: not yet visible to the new thread (spawned below) or any team.
+    unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
+    let spawned = std::thread::Builder::new()
+        .name(format!("oxiomp-{gtid}"))
+        .stack_size(rt.settings().globals.stacksize)
+        .spawn(move || worker_main(desc));
+    if let Err(e) = spawned {
+        eprintln!("oxiomp: error: cannot start worker thread {gtid}: {e}");
+        std::process::abort();
+    }
+    desc
+}
+
+fn worker_main(desc: &'static ThreadDesc) {
+    CURRENT.with(|c| c.set(desc));
+    // SAFETY: writing our own os_tid before anyone reads it for display (racy reads by a
+    // debugger are tolerated).
+    unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).os_tid = libc::gettid() };
+    oxiomp_instrument::worker_loop_enter();
+    let me = Thread { desc, _not_send: std::marker::PhantomData };
+    let mut epoch = 0u32;
+    loop {
+        epoch = epoch.wrapping_add(1);
+        desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
+        oxiomp_instrument::barrier_fork_enter();
+        desc.go.wait_reach(epoch);
+        oxiomp_instrument::barrier_fork_exit();
+        desc.state.store(ThreadState::Work as u32, Ordering::Relaxed);
+        // SAFETY: `go` reached `epoch` (Acquire), so the master's write of the assignment
+        // happened-before this read, and it will not write again before we set `joined`.
+        let a = unsafe { *desc.assignment.get() };
+        // SAFETY: the team stays alive until the master has seen our join below.
+        let team = unsafe { &*a.team };
+        team.run_member(me, a.tid);
+        oxiomp_instrument::barrier_join_enter();
+        desc.joined.set(epoch);
+        oxiomp_instrument::barrier_join_exit();
+    }
+}
