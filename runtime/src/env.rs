@@ -7,7 +7,7 @@ use crate::icv::{DisplayEnv, Globals, Icvs, ProcBind, Schedule, ScheduleKind};
 use crate::places::{self, PlaceList};
 
 /// The highest number of nested active levels we support.
-pub const SUPPORTED_ACTIVE_LEVELS: u32 = 255;
+pub const SUPPORTED_ACTIVE_LEVELS: u32 = i32::MAX as u32;
 
 /// Everything the environment decides, read once at start-up.
 #[derive(Clone, Debug)]
@@ -235,12 +235,13 @@ pub fn read(src: &dyn Source) -> Settings {
             .unwrap_or_else(|| vec![if places.is_some() { ProcBind::True } else { ProcBind::False }])
             .into_boxed_slice(),
     );
-    // max-active-levels-var: explicit value, else OMP_NESTED, else as many levels as the lists
-    // give (OpenMP 5.2 §6.9), else 1.
+    // max-active-levels-var: explicit value, else OMP_NESTED, else all supported levels when
+    // OMP_NUM_THREADS or OMP_PROC_BIND is a list (as libomp does), else 1.
     let max_active_levels = max_levels.unwrap_or(match nested {
         Some(true) => SUPPORTED_ACTIVE_LEVELS,
         Some(false) => 1,
-        None => list.len().max(binds.len()).max(1) as u32,
+        None if list.len() > 1 || binds.len() > 1 => SUPPORTED_ACTIVE_LEVELS,
+        None => 1,
     });
     let blocktime_ms = match (blocktime, wait_active) {
         (Some(b), _) => b,
@@ -355,7 +356,7 @@ mod tests {
     fn lists_and_levels() {
         let s = with(&[("OMP_NUM_THREADS", "4, 3,2"), ("OMP_PROC_BIND", "spread,close")]);
         assert_eq!((s.icvs.nthreads, s.icvs.nthreads_rest), (4, &[3u32, 2][..]));
-        assert_eq!(s.icvs.max_active_levels, 3);
+        assert_eq!(s.icvs.max_active_levels, SUPPORTED_ACTIVE_LEVELS);
         assert_eq!((s.icvs.bind, s.icvs.bind_rest), (ProcBind::Spread, &[ProcBind::Close][..]));
         assert_eq!(with(&[("OMP_NESTED", "true")]).icvs.max_active_levels, SUPPORTED_ACTIVE_LEVELS);
         assert_eq!(with(&[("OMP_NESTED", "1"), ("OMP_MAX_ACTIVE_LEVELS", "2")]).icvs.max_active_levels, 2);

@@ -17,7 +17,7 @@ use crate::icv::{Icvs, ProcBind};
 use crate::places::{self, Placement};
 use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicU32, Ordering};
-use crate::thread::{Saved, Thread, ThreadDesc};
+use crate::thread::{Thread, ThreadDesc};
 
 /// The code a team runs: `run(data, gtid, tid)` on every member.
 #[derive(Clone, Copy)]
@@ -73,6 +73,8 @@ pub struct Team {
     cg_reserved: u32,
     /// The contention group counter of a team that starts one (league members).
     cg_own: AtomicU32,
+    /// `single` constructs claimed so far in the current region.
+    singles: AtomicU32,
 }
 
 // SAFETY: a team is mutated only by its primary thread while no worker runs on it; workers
@@ -105,6 +107,7 @@ impl Team {
             cg: std::ptr::null(),
             cg_reserved: 0,
             cg_own: AtomicU32::new(1),
+            singles: AtomicU32::new(0),
         }
     }
 
@@ -127,6 +130,17 @@ impl Team {
         oxiomp_instrument::barrier_plain_enter();
         self.barrier.wait(tid);
         oxiomp_instrument::barrier_plain_exit();
+    }
+
+    /// Whether the calling thread (number `tid`, whose implicit task has now met `k` single
+    /// constructs) executes the k-th `single` of the region: the first thread to get there wins.
+    #[inline]
+    pub(crate) fn claim_single(&self, k: u32) -> bool {
+        // Every member passed single k-1 before reaching single k, and single k-1 was claimed by
+        // then, so the counter is at least k-1 here and exactly one CAS from k-1 succeeds.
+        // Relaxed: the decision guards no data; the construct's barrier publishes the body.
+        self.nthreads == 1
+            || self.singles.compare_exchange(k - 1, k, Ordering::Relaxed, Ordering::Relaxed).is_ok()
     }
 
     /// Makes the team `n` threads big with `me` as primary thread, reserving or returning
@@ -159,6 +173,7 @@ impl Team {
             ctx.team = self;
             ctx.tid = tid;
             ctx.icvs = self.icvs;
+            ctx.singles = 0;
             if let Some(p) = placement {
                 ctx.icvs.partition_start = p.partition_start;
                 ctx.icvs.partition_len = p.partition_len;
@@ -260,7 +275,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
             ctx.hot.resize_with(level + 1, || None);
         }
         let team = ctx.hot[level].take().unwrap_or_else(|| Box::new(Team::empty(ctx.icvs)));
-        (team, Saved { team: ctx.team, tid: ctx.tid, icvs: ctx.icvs }, level)
+        (team, ctx.save(), level)
     };
     {
         // SAFETY: the parent team encloses this region and outlives it.
@@ -278,6 +293,8 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         t.ident = req.ident;
         t.job = req.job;
         t.icvs = saved.icvs.for_child();
+        // Relaxed: published to the workers by the `go` release below.
+        t.singles.store(0, Ordering::Relaxed);
         t.cg = parent.cg;
         t.cg_reserved = if reserved { n - 1 } else { 0 };
         let policy = bind.policy();
@@ -311,9 +328,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         team.cg_reserved = 0;
     }
     let ctx = th.ctx();
-    ctx.team = saved.team;
-    ctx.tid = saved.tid;
-    ctx.icvs = saved.icvs;
+    ctx.restore(saved);
     if let Some(old) = ctx.hot[level].replace(team) {
         // A nested construct at the same level (a league's inner teams) left its own team here.
         rt.release_workers(old.workers());
@@ -341,6 +356,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     let parent = unsafe { &*ctx.team };
     let icvs = ctx.icvs.for_child();
     let t = &mut *ctx.serial[depth];
+    t.singles.store(0, Ordering::Relaxed);
     t.members.clear();
     t.members.push(th.desc());
     t.nthreads = 1;
@@ -356,10 +372,11 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     t.icvs = icvs;
     t.cg = parent.cg;
     let tp: *const Team = t;
-    ctx.serial_saved.push(Saved { team: ctx.team, tid: ctx.tid, icvs: ctx.icvs });
+    ctx.serial_saved.push(ctx.save());
     ctx.team = tp;
     ctx.tid = 0;
     ctx.icvs = icvs;
+    ctx.singles = 0;
 }
 
 /// Ends the innermost serialized region. Returns false (and changes nothing) if there is none.
@@ -367,9 +384,7 @@ pub fn serialized_end(th: Thread) -> bool {
     let ctx = th.ctx();
     match ctx.serial_saved.pop() {
         Some(s) => {
-            ctx.team = s.team;
-            ctx.tid = s.tid;
-            ctx.icvs = s.icvs;
+            ctx.restore(s);
             true
         }
         None => false,
@@ -432,18 +447,24 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
     let t = &league.teams[tid as usize];
     let saved = {
         let ctx = th.ctx();
-        let s = Saved { team: ctx.team, tid: ctx.tid, icvs: ctx.icvs };
+        let s = ctx.save();
         ctx.team = t;
         ctx.tid = 0;
         ctx.icvs = t.icvs;
+        ctx.singles = 0;
         s
     };
     // SAFETY: as in `Team::run_member`.
     unsafe { (league.user.run)(league.user.data, gtid, 0) };
+    th.ctx().restore(saved);
+}
+
+/// Whether the calling thread executes the `single` construct it has reached.
+pub fn single(th: Thread) -> bool {
     let ctx = th.ctx();
-    ctx.team = saved.team;
-    ctx.tid = saved.tid;
-    ctx.icvs = saved.icvs;
+    ctx.singles += 1;
+    let k = ctx.singles;
+    th.team().claim_single(k)
 }
 
 /// `num_threads(n)` for the next region the thread encounters.

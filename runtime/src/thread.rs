@@ -83,6 +83,8 @@ pub(crate) struct Context {
     pub(crate) push_bind: Option<ProcBind>,
     /// `num_teams` / `thread_limit` pushed for the next teams construct (0 = none).
     pub(crate) push_teams: (u32, u32),
+    /// `single` constructs this implicit task has encountered.
+    pub(crate) singles: u32,
 }
 
 /// What a region saves of its encountering thread's context and restores at its end.
@@ -91,6 +93,21 @@ pub(crate) struct Saved {
     pub(crate) team: *const Team,
     pub(crate) tid: u32,
     pub(crate) icvs: Icvs,
+    pub(crate) singles: u32,
+}
+
+impl Context {
+    /// The current implicit task's state, to restore after a nested region.
+    pub(crate) fn save(&self) -> Saved {
+        Saved { team: self.team, tid: self.tid, icvs: self.icvs, singles: self.singles }
+    }
+
+    pub(crate) fn restore(&mut self, s: Saved) {
+        self.team = s.team;
+        self.tid = s.tid;
+        self.icvs = s.icvs;
+        self.singles = s.singles;
+    }
 }
 
 thread_local! {
@@ -145,7 +162,17 @@ impl Thread {
         // through CURRENT and the registry (whose Release store made the pointer visible).
         unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
         let root_team = Box::leak(Team::new_root(gtid, &desc.cg_threads));
-        desc.ctx().team = root_team;
+        let ctx = desc.ctx();
+        ctx.team = root_team;
+        // With binding requested, an initial thread starts on the first place of its partition.
+        if ctx.icvs.bind != ProcBind::False {
+            let first = ctx.icvs.partition_start;
+            if let Some(cpus) = s.places.places.get(first as usize) {
+                if crate::places::bind_current_thread(cpus) {
+                    ctx.place = Some(first);
+                }
+            }
+        }
         CURRENT.with(|c| c.set(desc));
         ROOT_EXIT.with(|_| {});
         rt.adjust_busy(1);
@@ -213,6 +240,7 @@ impl ThreadDesc {
                 push_nthreads: 0,
                 push_bind: None,
                 push_teams: (0, 0),
+                singles: 0,
             }),
             cg_threads: AtomicU32::new(1),
         }))

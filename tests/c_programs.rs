@@ -1,0 +1,270 @@
+//! Self-checking C programs (tests/c/*.c), built with `clang-19 -fopenmp` and run on our
+//! library through LD_LIBRARY_PATH and through LD_PRELOAD, and on Debian's libomp as the
+//! reference, under several OMP_NUM_THREADS values.
+//!
+//! Each program exits 0 when its own checks pass. Directives at the top of a file (lines
+//! starting `// oxiomp-test: `) adjust its runs:
+//!   threads=1,2,4,16 | threads=none   OMP_NUM_THREADS values (default 1,2,4,16)
+//!   env=NAME=VALUE                     extra environment (repeatable)
+//!   prefix=taskset -c 1                command prefix
+//!   cflags=-lpthread                   extra compiler flags
+//!   stderr-contains=TEXT               required on stderr, on our library only
+//!   reference=skip                     do not run on Debian's libomp (a libomp bug)
+//!
+//! Before every run, the dynamic loader's own trace (LD_TRACE_LOADED_OBJECTS) with the very
+//! same environment must show our library as the only libomp in the process, and LD_BIND_NOW
+//! makes a missing symbol fail at start-up: nothing falls back silently to Debian's libomp.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const CLANG: &str = "clang-19";
+const TIMEOUT_SECS: &str = "120";
+
+/// The directory of the test executable's profile (`target/<profile>`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
+}
+
+struct Lib {
+    /// Our library, `target/<profile>/libomp.so`.
+    so: PathBuf,
+    /// A directory holding only `libomp.so.5` → our library.
+    dir: PathBuf,
+}
+
+fn lib() -> &'static Lib {
+    static LIB: OnceLock<Lib> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let so =
+            std::env::var_os("OXIOMP_LIB").map_or_else(|| profile_dir().join("libomp.so"), PathBuf::from);
+        let so = so.canonicalize().unwrap_or_else(|_| {
+            panic!("our library {} is missing: build it first (cargo build)", so.display())
+        });
+        let dir = profile_dir().join("oxiomp-ld");
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("libomp.so.5");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&so, &link).unwrap();
+        Lib { so, dir }
+    })
+}
+
+#[derive(Default, Debug)]
+struct Directives {
+    threads: Option<Vec<String>>,
+    env: Vec<(String, String)>,
+    prefix: Vec<String>,
+    cflags: Vec<String>,
+    stderr_contains: Vec<String>,
+    skip_reference: bool,
+}
+
+fn directives(src: &str) -> Directives {
+    let mut d = Directives::default();
+    for line in src.lines() {
+        let Some(rest) = line.strip_prefix("// oxiomp-test: ") else { continue };
+        let (key, value) = rest.split_once('=').unwrap_or_else(|| panic!("bad directive {line:?}"));
+        let value = value.trim();
+        match key.trim() {
+            "threads" if value == "none" => d.threads = Some(Vec::new()),
+            "threads" => d.threads = Some(value.split(',').map(|s| s.trim().to_string()).collect()),
+            "env" => {
+                let (k, v) = value.split_once('=').unwrap_or_else(|| panic!("bad env directive {line:?}"));
+                d.env.push((k.to_string(), v.to_string()));
+            }
+            "prefix" => d.prefix = value.split_whitespace().map(String::from).collect(),
+            "cflags" => d.cflags.extend(value.split_whitespace().map(String::from)),
+            "stderr-contains" => d.stderr_contains.push(value.to_string()),
+            "reference" => d.skip_reference = value == "skip",
+            other => panic!("unknown directive {other:?} in {line:?}"),
+        }
+    }
+    d
+}
+
+fn compile(name: &str, d: &Directives) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let out_dir = profile_dir().join("ctests");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let exe = out_dir.join(name);
+    let out = Command::new(CLANG)
+        .args(["-fopenmp", "-O2", "-Wall", "-Werror=implicit-function-declaration", "-g"])
+        .arg(&src)
+        .args(&d.cflags)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {CLANG} ({e}): install clang-19 and libomp-19-dev (see README)")
+        });
+    assert!(out.status.success(), "compiling {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Runtime {
+    /// Ours, found through LD_LIBRARY_PATH.
+    LibraryPath,
+    /// Ours, through LD_PRELOAD.
+    Preload,
+    /// Debian's libomp.
+    Reference,
+}
+
+/// The command for one run; `direct` leaves out the timeout and the prefix (for the loader
+/// trace, which must describe the program itself, not `timeout`).
+fn command(exe: &Path, d: &Directives, threads: Option<&str>, rt: Runtime, direct: bool) -> Command {
+    let mut c = if direct {
+        Command::new(exe)
+    } else {
+        let mut c = Command::new("timeout");
+        c.args(["-k", "5", TIMEOUT_SECS]);
+        c.args(&d.prefix);
+        c.arg(exe);
+        c
+    };
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OMP_") || k.starts_with("KMP_") || k.starts_with("LD_") || k.starts_with("OVNI") {
+            c.env_remove(k);
+        }
+    }
+    if let Some(n) = threads {
+        c.env("OMP_NUM_THREADS", n);
+    }
+    for (k, v) in &d.env {
+        c.env(k, v);
+    }
+    c.env("LD_BIND_NOW", "1");
+    match rt {
+        Runtime::LibraryPath => {
+            c.env("LD_LIBRARY_PATH", &lib().dir);
+        }
+        Runtime::Preload => {
+            c.env("LD_PRELOAD", &lib().so);
+        }
+        Runtime::Reference => {}
+    }
+    c
+}
+
+/// Checks, with the loader's own trace, which libomp the run would use.
+fn check_loaded_libomp(exe: &Path, d: &Directives, threads: Option<&str>, rt: Runtime) {
+    let mut c = command(exe, d, threads, rt, true);
+    c.env("LD_TRACE_LOADED_OBJECTS", "1");
+    let out = c.output().expect("run loader trace");
+    let trace = String::from_utf8_lossy(&out.stdout);
+    let omp: Vec<&str> = trace.lines().filter(|l| l.contains("libomp")).collect();
+    let ours = |l: &str| {
+        let path = l.split("=>").last().unwrap_or(l).split_whitespace().next().unwrap_or("");
+        Path::new(path).canonicalize().ok().as_deref() == Some(lib().so.as_path())
+    };
+    match rt {
+        Runtime::LibraryPath | Runtime::Preload => {
+            assert!(omp.len() == 1 && ours(omp[0]), "{rt:?}: our library is not the only libomp:\n{trace}")
+        }
+        Runtime::Reference => {
+            assert!(omp.len() == 1 && !ours(omp[0]), "reference run does not use Debian's libomp:\n{trace}")
+        }
+    }
+}
+
+fn run_c_test(name: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let src = std::fs::read_to_string(&path).unwrap();
+    let d = directives(&src);
+    let exe = compile(name, &d);
+    let threads: Vec<Option<String>> = match &d.threads {
+        None => ["1", "2", "4", "16"].iter().map(|s| Some(s.to_string())).collect(),
+        Some(v) if v.is_empty() => vec![None],
+        Some(v) => v.iter().cloned().map(Some).collect(),
+    };
+    let mut failures = Vec::new();
+    for n in &threads {
+        for rt in [Runtime::LibraryPath, Runtime::Preload, Runtime::Reference] {
+            if rt == Runtime::Reference && d.skip_reference {
+                continue;
+            }
+            check_loaded_libomp(&exe, &d, n.as_deref(), rt);
+            let out = command(&exe, &d, n.as_deref(), rt, false).output().expect("run test program");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{name} on {rt:?} with OMP_NUM_THREADS={}", n.as_deref().unwrap_or("(unset)"));
+            if !out.status.success() {
+                let how = match out.status.code() {
+                    Some(124) => "timed out (hang)".to_string(),
+                    Some(c) => format!("exit code {c}"),
+                    None => "killed by a signal".to_string(),
+                };
+                failures.push(format!(
+                    "{what}: {how}\n--- stdout\n{}--- stderr\n{stderr}",
+                    String::from_utf8_lossy(&out.stdout)
+                ));
+                continue;
+            }
+            if rt != Runtime::Reference {
+                for want in &d.stderr_contains {
+                    if !stderr.contains(want.as_str()) {
+                        failures.push(format!("{what}: stderr lacks {want:?}:\n{stderr}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failing run(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+macro_rules! c_tests {
+    ($($name:ident),* $(,)?) => {
+        $( #[test] fn $name() { run_c_test(stringify!($name)); } )*
+        const ALL: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+c_tests! {
+    affinity,
+    env_display,
+    env_malformed,
+    env_schedule,
+    if_clause,
+    locks,
+    many_regions,
+    nested,
+    nested_default,
+    nested_list,
+    parallel_basic,
+    places,
+    places_explicit,
+    proc_bind_places,
+    proc_bind_push,
+    pthreads,
+    queries,
+    shared_vars,
+    teams,
+}
+
+#[test]
+fn every_c_program_is_listed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let f = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = f.strip_suffix(".c") {
+            if !ALL.contains(&stem) {
+                missing.push(stem.to_string());
+            }
+        }
+    }
+    assert!(missing.is_empty(), "tests/c programs not in the c_tests! list: {missing:?}");
+}
+
+#[test]
+fn directives_parse() {
+    let d = directives(
+        "// oxiomp-test: threads=none\n// oxiomp-test: env=A=b=c\n// oxiomp-test: prefix=taskset -c 1\n",
+    );
+    assert_eq!(d.threads, Some(vec![]));
+    assert_eq!(d.env, vec![("A".to_string(), "b=c".to_string())]);
+    assert_eq!(d.prefix, vec!["taskset", "-c", "1"]);
+}
