@@ -130,6 +130,12 @@ fi
 if run_rt libgomp env LD_TRACE_LOADED_OBJECTS=1 "$G" | grep -q 'libomp'; then
     die "gcc binary unexpectedly loads libomp"
 fi
+# Two cores leave no headroom: any other busy process (a cargo build...)
+# inflates every figure several-fold. Say so, in the report too.
+load1=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load1" 'BEGIN { exit !(l > 0.5) }'; then
+    echo "compare.sh: WARNING: load average is $load1; other processes are running, numbers will be inflated" >&2
+fi
 echo "# oxiomp : $ox_path -> $ox_real" >&2
 echo "# libomp : $ll_path -> $ll_real" >&2
 echo "# libgomp: $gomp_path" >&2
@@ -140,7 +146,7 @@ RUNTIMES=(oxiomp libomp libgomp)
 TIMEOUT=${OVH_TIMEOUT:-120}
 declare -A vals   # "$rt/$c" -> space-separated per-round medians
 declare -A errs   # "$rt/$c" -> number of failed runs
-stamp=$(date +%Y%m%d-%H%M%S)
+stamp=$(date +%Y%m%d-%H%M%S)-$$
 raw=$BENCH/logs/raw-$stamp.txt
 : >"$raw"
 
@@ -172,10 +178,13 @@ done
 # --- report ------------------------------------------------------------------
 median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{ a[NR] = $1 } END {
     if (NR == 0) exit; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-fmt() { [ "$1" = error ] && echo error || awk -v x="$1" 'BEGIN { printf "%.3g", x }'; }
+# 3 significant digits, but no exponent for values >= 1000
+sig3() { awk -v x="$1" 'BEGIN { if (x >= 1000 || x <= -1000) printf "%.0f", x; else printf "%.3g", x }'; }
+fmt() { if [ "$1" = error ]; then echo error; else sig3 "$1"; fi; }
 ratio() { # ratio NUM DEN
     if [ "$1" = error ] || [ "$2" = error ]; then echo "-"; return; fi
-    awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0 || a < 0) print "n/a"; else printf "%.3g", a / b }'
+    if awk -v a="$1" -v b="$2" 'BEGIN { exit !(b <= 0 || a < 0) }'; then echo "n/a"; return; fi
+    sig3 "$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.17g", a / b }')"
 }
 
 md=$BENCH/overhead.md
@@ -185,6 +194,7 @@ md=$BENCH/overhead.md
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, OMP_NUM_THREADS=$threads, OMP_PROC_BIND=$OMP_PROC_BIND," \
         "$rounds rounds (median of per-run medians), OVH_OUTER=${OVH_OUTER:-20} OVH_TIME_MS=${OVH_TIME_MS:-100}."
     echo "oxiomp: \`$ours_real\`; libomp: \`$ll_real\`; libgomp: \`$gomp_path\`."
+    echo "Load average at start: $load1 (anything well above 0 on 2 CPUs inflates the figures)."
     echo "Schedule tests (STATIC..TASKLOOP_1) are us per loop of 1024 iterations per thread."
     echo
     echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp |"

@@ -226,6 +226,7 @@ c_tests! {
     affinity,
     env_display,
     env_malformed,
+    env_malformed_ours,
     env_schedule,
     if_clause,
     locks,

@@ -121,3 +121,64 @@ mod tests {
         assert_eq!(Barrier::new(16).rounds, 4);
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Two threads, two episodes: after each barrier, each sees the other's write of that
+    /// phase, in every interleaving the model explores.
+    #[test]
+    fn two_threads_two_episodes() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let b = Arc::new(Barrier::new(2));
+            let slots = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+            let (b2, s2) = (b.clone(), slots.clone());
+            let t = loom::thread::spawn(move || {
+                for phase in 1..=2 {
+                    s2[1].store(phase, Ordering::Relaxed);
+                    b2.wait(1);
+                    assert!(s2[0].load(Ordering::Relaxed) >= phase);
+                }
+            });
+            for phase in 1..=2 {
+                slots[0].store(phase, Ordering::Relaxed);
+                b.wait(0);
+                assert!(slots[1].load(Ordering::Relaxed) >= phase);
+            }
+            t.join().unwrap();
+        });
+    }
+
+    /// Three threads (two rounds, non-power-of-two partner arithmetic), one episode; the
+    /// preemption bound keeps the state space small enough for CI.
+    #[test]
+    fn three_threads() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(2);
+        model.check(|| {
+            let b = Arc::new(Barrier::new(3));
+            let slots = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)]);
+            let hs: Vec<_> = (1..3)
+                .map(|tid| {
+                    let (b, s) = (b.clone(), slots.clone());
+                    loom::thread::spawn(move || {
+                        s[tid].store(1, Ordering::Relaxed);
+                        b.wait(tid as u32);
+                        assert!(s.iter().all(|x| x.load(Ordering::Relaxed) == 1));
+                    })
+                })
+                .collect();
+            slots[0].store(1, Ordering::Relaxed);
+            b.wait(0);
+            assert!(slots.iter().all(|x| x.load(Ordering::Relaxed) == 1));
+            for h in hs {
+                h.join().unwrap();
+            }
+        });
+    }
+}

@@ -501,7 +501,7 @@ pub fn parallel<F: Fn(u32) + Sync>(num_threads: Option<u32>, f: F) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::sync::atomic::AtomicUsize;
+    use std::sync::atomic::AtomicUsize;
 
     #[test]
     fn every_member_runs_once() {

@@ -2,6 +2,6 @@
 //! concurrency cores, `sync` and `barrier`, are compiled and model-checked).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU32, Ordering, fence};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering, fence};

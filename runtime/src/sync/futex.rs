@@ -1,7 +1,6 @@
 //! The two futex operations the sleep protocol needs (Linux, private futexes).
 //!
-//! Under loom there is no kernel: waiting becomes a yield, which is a sound model because every
-//! caller re-checks its condition in a loop (a futex wait may return spuriously anyway).
+//! Under loom there is no kernel: see `model` below.
 
 use super::atomic::AtomicU32;
 
@@ -39,11 +38,34 @@ pub(crate) fn wake_one(word: &AtomicU32) {
     }
 }
 
+/// Under loom the kernel's futex is modelled by one mutex and condition variable: the value
+/// check and the sleep happen under the lock, as the kernel does them under its hash-bucket
+/// lock, so a lost wake-up shows up as a deadlock the model checker reports.
 #[cfg(loom)]
-pub(crate) fn wait(_word: &AtomicU32, _expected: u32) {
-    loom::thread::yield_now();
+mod model {
+    loom::lazy_static! {
+        pub(super) static ref BUCKET: (loom::sync::Mutex<()>, loom::sync::Condvar) =
+            (loom::sync::Mutex::new(()), loom::sync::Condvar::new());
+    }
 }
+
 #[cfg(loom)]
-pub(crate) fn wake_all(_word: &AtomicU32) {}
+pub(crate) fn wait(word: &AtomicU32, expected: u32) {
+    let (m, cv) = &*model::BUCKET;
+    let g = m.lock().unwrap();
+    if word.load(super::atomic::Ordering::SeqCst) == expected {
+        drop(cv.wait(g).unwrap());
+    }
+}
+
 #[cfg(loom)]
-pub(crate) fn wake_one(_word: &AtomicU32) {}
+pub(crate) fn wake_all(_word: &AtomicU32) {
+    let (m, cv) = &*model::BUCKET;
+    let _g = m.lock().unwrap();
+    cv.notify_all();
+}
+
+#[cfg(loom)]
+pub(crate) fn wake_one(word: &AtomicU32) {
+    wake_all(word);
+}

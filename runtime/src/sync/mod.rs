@@ -5,4 +5,5 @@ pub(crate) mod atomic;
 pub(crate) mod futex;
 pub(crate) mod wait;
 
+#[cfg(not(loom))]
 pub use wait::WaitPolicy;

@@ -8,28 +8,37 @@
 //!
 //! ```text
 //! waiter                                   writer
-//! W1 sleepers.fetch_add(1)      SeqCst     S1 value.swap(new)            SeqCst
-//! W2 v = value.load()           SeqCst     S2 if sleepers.load() != 0    SeqCst
+//! W1 sleepers.fetch_add(1)                 S1 value.store(new)           Release
+//!    fence(SeqCst)                            fence(SeqCst)
+//! W2 v = value.load()                      S2 if sleepers.load() != 0
 //! W3 if !reached(v) futex_wait(value, v)   S3     futex_wake(value)
 //! W4 sleepers.fetch_sub(1)
 //! ```
-//! No lost wake-up: all four of W1, W2, S1, S2 are SeqCst, so they are totally ordered. If W1
-//! precedes S2, the writer sees a sleeper and wakes the futex; the kernel's futex_wait checks
-//! `value == v` atomically with queueing, so a wake-up that comes before the waiter is queued
-//! makes futex_wait return at once. If S2 precedes W1, then S1 precedes W2 and the waiter reads
-//! the new value and does not sleep. Spurious returns are harmless: the waiter re-checks.
+//! No lost wake-up (the store-buffering pattern, closed by two SeqCst fences): the fences are
+//! totally ordered. If the waiter's fence comes first, W1 happens-before S2, so the writer sees
+//! a sleeper and wakes the futex; the kernel's futex_wait checks `value == v` atomically with
+//! queueing, so a wake-up that comes before the waiter is queued makes futex_wait return at
+//! once. If the writer's fence comes first, S1 is visible to W2 and the waiter does not sleep.
+//! Spurious returns are harmless: the waiter re-checks.
 //!
-//! The writer pays one `xchg` and one load of a line it usually holds; the futex syscall only
-//! happens when somebody actually sleeps.
+//! The writer pays one store, one fence and one load of a line it usually holds; the futex
+//! syscall only happens when somebody actually sleeps. (The loom model in this file checks the
+//! protocol with a modelled futex; loom models fences but not a SeqCst total order of plain
+//! accesses, which is why the protocol is written with fences.)
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(not(loom))]
+use std::time::Instant;
 
-use super::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use super::atomic::{AtomicU32, Ordering, fence};
+// The two policy knobs are hints read on every wait, not synchronisation: std atomics even
+// under loom, outside the model.
 use super::futex;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 /// How long a waiter spins before it parks, in nanoseconds (`KMP_BLOCKTIME`).
 static SPIN_NS: AtomicU64 = AtomicU64::new(200_000_000);
-/// Whether more threads are busy in teams than there are CPUs (then spinning yields each round).
+/// Whether more threads are busy in teams than there are CPUs (then waiting skips the pure spin).
 static OVERSUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
 /// The process-wide waiting policy.
@@ -57,6 +66,9 @@ impl WaitPolicy {
         OVERSUBSCRIBED.load(Ordering::Relaxed)
     }
 }
+
+/// Polls of the pure-spin phase (about 2 to 5 microseconds).
+const PURE_SPINS: u32 = 2000;
 
 /// `value` has reached `target` in wrapping epoch order.
 #[inline(always)]
@@ -92,9 +104,12 @@ impl EpochFlag {
     /// Publishes epoch `v` and wakes the sleepers.
     #[inline]
     pub(crate) fn set(&self, v: u32) {
-        // SeqCst (S1, S2 of the protocol): must be ordered with the waiter's W1/W2.
-        self.value.swap(v, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) != 0 {
+        // S1: Release publishes what the writer did before, for readers that Acquire the epoch.
+        self.value.store(v, Ordering::Release);
+        // S1/S2 of the protocol: the fence orders the store before the sleeper check.
+        fence(Ordering::SeqCst);
+        // Relaxed: the fence pairs with the waiter's fence (see the module docs).
+        if self.sleepers.load(Ordering::Relaxed) != 0 {
             self.wake();
         }
     }
@@ -121,41 +136,64 @@ impl EpochFlag {
         }
     }
 
+    /// Under loom: no spinning (the model would explore every poll), straight to the sleep
+    /// protocol, whose futex the model implements.
+    #[cfg(loom)]
+    fn wait_slow(&self, target: u32, help: &mut dyn FnMut() -> bool) {
+        while !reached(self.load(), target) {
+            if !help() {
+                self.park(target);
+            }
+        }
+    }
+
+    #[cfg(not(loom))]
     #[cold]
     fn wait_slow(&self, target: u32, help: &mut dyn FnMut() -> bool) {
-        let budget = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
-        let mut start: Option<Instant> = None;
-        loop {
-            for _ in 0..64 {
+        // Phase 1: a short pure spin (a few microseconds), which is where a barrier or join
+        // between running threads completes. Skipped when the runtime knows it has more busy
+        // threads than CPUs: the thread we wait for may need our CPU.
+        if !WaitPolicy::oversubscribed() {
+            for _ in 0..PURE_SPINS {
                 if reached(self.load(), target) {
                     return;
                 }
-                if WaitPolicy::oversubscribed() {
-                    std::thread::yield_now();
-                } else {
-                    std::hint::spin_loop();
+                std::hint::spin_loop();
+            }
+        }
+        // Phase 2: until the block time is used up, poll and yield the CPU between short
+        // spins, so that the awaited thread runs even when the machine is oversubscribed
+        // by threads we do not know about; then phase 3: park.
+        let budget = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
+        let mut start = Instant::now();
+        loop {
+            for _ in 0..16 {
+                if reached(self.load(), target) {
+                    return;
                 }
+                std::hint::spin_loop();
             }
             if help() {
-                start = None;
+                start = Instant::now();
                 continue;
             }
-            let now = Instant::now();
-            let t0 = *start.get_or_insert(now);
-            if now.duration_since(t0) >= budget {
+            std::thread::yield_now();
+            if start.elapsed() >= budget {
                 self.park(target);
                 if reached(self.load(), target) {
                     return;
                 }
-                start = None;
+                start = Instant::now();
             }
         }
     }
 
     /// Sleeps until woken (W1..W4 of the protocol).
     fn park(&self, target: u32) {
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-        let v = self.value.load(Ordering::SeqCst);
+        // W1, fence, W2 of the protocol; Relaxed accesses ordered by the fence.
+        self.sleepers.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        let v = self.value.load(Ordering::Relaxed);
         if !reached(v, target) {
             futex::wait(&self.value, v);
         }
@@ -215,7 +253,7 @@ mod loom_tests {
             let f = Arc::new(EpochFlag::new(0));
             let g = f.clone();
             let t = loom::thread::spawn(move || g.set(1));
-            // park directly: the model's futex is a yield, so this loop must terminate
+            // Straight to the sleep protocol: a lost wake-up would deadlock the model.
             while !reached(f.load(), 1) {
                 f.park(1);
             }

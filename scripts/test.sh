@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds the library, runs the Rust unit
+# tests, the C programs on our library (LD_LIBRARY_PATH and LD_PRELOAD) and on Debian's
+# libomp, the export checks, the loom models, and the lint gates.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+cargo build --release
+cargo test --release --workspace
+# The concurrency cores (sync, barrier) under the loom model checker.
+RUSTFLAGS="--cfg loom" cargo test --release -p oxiomp-runtime --lib --target-dir target/loom
+cargo fmt --all -- --check
+cargo clippy --release --all-targets -- -D warnings

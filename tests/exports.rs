@@ -1,0 +1,91 @@
+//! The exported symbol list (`abi/exports.txt`) is data: this checks the built library against
+//! it (exactly those symbols, each in libomp's version node `VERSION`), the soname and version
+//! nodes, and that every `extern "C"` entry of kmp-abi is listed.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().and_then(Path::parent).unwrap().join("libomp.so");
+    assert!(lib.exists(), "{} missing: build the library first", lib.display());
+    lib
+}
+
+fn listed() -> BTreeSet<String> {
+    std::fs::read_to_string(root().join("abi/exports.txt"))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+fn tool(name: &str, args: &[&str], lib: &Path) -> String {
+    let out = Command::new(name).args(args).arg(lib).output().unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(out.status.success(), "{name} failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn library_exports_exactly_the_list_in_version_node_version() {
+    let lib = library();
+    let nm = tool("nm", &["-D", "--defined-only"], &lib);
+    let mut exported = BTreeSet::new();
+    for line in nm.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (kind, sym) = (f[f.len() - 2], f[f.len() - 1]);
+        if kind == "A" {
+            continue; // version node definitions
+        }
+        let (name, version) = sym.split_once("@@").unwrap_or_else(|| panic!("{sym} has no default version"));
+        assert_eq!(version, "VERSION", "{name}");
+        exported.insert(name.to_string());
+    }
+    let want = listed();
+    let extra: Vec<_> = exported.difference(&want).collect();
+    let missing: Vec<_> = want.difference(&exported).collect();
+    assert!(
+        extra.is_empty() && missing.is_empty(),
+        "exported but not listed: {extra:?}; listed but missing: {missing:?}"
+    );
+}
+
+#[test]
+fn soname_and_version_nodes() {
+    let lib = library();
+    let dynamic = tool("readelf", &["-d"], &lib);
+    assert!(dynamic.contains("Library soname: [libomp.so.5]"), "{dynamic}");
+    let versions = tool("readelf", &["-V"], &lib);
+    for node in ["VERSION", "OMP_1.0", "OMP_2.0", "OMP_3.0", "OMP_3.1", "OMP_4.0", "OMP_4.5", "OMP_5.0"] {
+        assert!(versions.contains(&format!("Name: {node}\n")), "node {node} missing:\n{versions}");
+    }
+}
+
+#[test]
+fn every_abi_entry_is_listed() {
+    let want = listed();
+    let mut entries = BTreeSet::new();
+    for dir in ["kmp-abi/src", "kmp-abi/shim"] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                if (w.starts_with("__kmpc_") || w.starts_with("omp_") || w.starts_with("kmp_")) && w.len() > 6
+                {
+                    entries.insert(w.to_string());
+                }
+            }
+        }
+    }
+    // Names that appear in the sources but are types, not entries.
+    let not_entries = ["omp_lock_t", "omp_nest_lock_t", "omp_sync_hint_t"];
+    let unlisted: Vec<_> =
+        entries.iter().filter(|e| !want.contains(*e) && !not_entries.contains(&e.as_str())).collect();
+    assert!(unlisted.is_empty(), "entries in kmp-abi that abi/exports.txt does not list: {unlisted:?}");
+}
