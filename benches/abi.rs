@@ -17,10 +17,10 @@ struct Ident {
     flags: i32,
     r2: i32,
     r3: i32,
-    psource: *const u8,
+    psource: *const std::ffi::c_char,
 }
 
-static LOC: Ident = Ident { r1: 0, flags: 2, r2: 0, r3: 22, psource: b";unknown;unknown;0;0;;\0".as_ptr() };
+static LOC: Ident = Ident { r1: 0, flags: 2, r2: 0, r3: 22, psource: c";unknown;unknown;0;0;;".as_ptr() };
 // SAFETY: the ident is immutable static data, as clang emits it.
 unsafe impl Sync for Ident {}
 

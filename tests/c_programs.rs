@@ -251,10 +251,10 @@ fn every_c_program_is_listed() {
     let mut missing = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let f = e.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = f.strip_suffix(".c") {
-            if !ALL.contains(&stem) {
-                missing.push(stem.to_string());
-            }
+        if let Some(stem) = f.strip_suffix(".c")
+            && !ALL.contains(&stem)
+        {
+            missing.push(stem.to_string());
         }
     }
     assert!(missing.is_empty(), "tests/c programs not in the c_tests! list: {missing:?}");

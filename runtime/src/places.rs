@@ -79,24 +79,22 @@ fn topology(cpu: u32) -> CpuTopo {
     let mut llc = (0, cpu as i64);
     for i in 0..8 {
         let Some(level) = read_num(&format!("{base}/cache/index{i}/level")) else { break };
-        if let Ok(list) = std::fs::read_to_string(format!("{base}/cache/index{i}/shared_cpu_list")) {
-            if let Some(first) = parse_cpu_list(&list).first() {
-                if level >= llc.0 {
-                    llc = (level, *first as i64);
-                }
-            }
+        if let Ok(list) = std::fs::read_to_string(format!("{base}/cache/index{i}/shared_cpu_list"))
+            && let Some(first) = parse_cpu_list(&list).first()
+            && level >= llc.0
+        {
+            llc = (level, *first as i64);
         }
     }
     let mut numa = 0;
     if let Ok(dir) = std::fs::read_dir("/sys/devices/system/node") {
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(n) = name.strip_prefix("node").and_then(|n| n.parse::<i64>().ok()) {
-                if let Ok(list) = std::fs::read_to_string(e.path().join("cpulist")) {
-                    if parse_cpu_list(&list).contains(&cpu) {
-                        numa = n;
-                    }
-                }
+            if let Some(n) = name.strip_prefix("node").and_then(|n| n.parse::<i64>().ok())
+                && let Ok(list) = std::fs::read_to_string(e.path().join("cpulist"))
+                && parse_cpu_list(&list).contains(&cpu)
+            {
+                numa = n;
             }
         }
     }

@@ -177,14 +177,7 @@ impl Team {
             if let Some(p) = placement {
                 ctx.icvs.partition_start = p.partition_start;
                 ctx.icvs.partition_len = p.partition_len;
-                if ctx.place != Some(p.place) {
-                    let rt = Runtime::get();
-                    if let Some(cpus) = rt.settings().places.places.get(p.place as usize) {
-                        if places::bind_current_thread(cpus) {
-                            ctx.place = Some(p.place);
-                        }
-                    }
-                }
+                ctx.bind(p.place);
             }
         }
         oxiomp_instrument::user_microtask_enter();

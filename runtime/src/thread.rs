@@ -73,7 +73,9 @@ pub(crate) struct Context {
     pub(crate) place: Option<u32>,
     /// Teams this thread is the primary thread of, kept for the next fork at the same level.
     pub(crate) hot: Vec<Option<Box<Team>>>,
-    /// Teams of serialized regions, one per serialized nesting depth, reused.
+    /// Teams of serialized regions, one per serialized nesting depth, reused. Boxed: threads
+    /// hold pointers to them while the vector may grow.
+    #[allow(clippy::vec_box)]
     pub(crate) serial: Vec<Box<Team>>,
     /// What serialized regions saved, innermost last.
     pub(crate) serial_saved: Vec<Saved>,
@@ -97,6 +99,18 @@ pub(crate) struct Saved {
 }
 
 impl Context {
+    /// Binds the calling thread (whose context this is) to `place`, unless it is there already.
+    pub(crate) fn bind(&mut self, place: u32) {
+        if self.place == Some(place) {
+            return;
+        }
+        if let Some(cpus) = Runtime::get().settings().places.places.get(place as usize)
+            && crate::places::bind_current_thread(cpus)
+        {
+            self.place = Some(place);
+        }
+    }
+
     /// The current implicit task's state, to restore after a nested region.
     pub(crate) fn save(&self) -> Saved {
         Saved { team: self.team, tid: self.tid, icvs: self.icvs, singles: self.singles }
@@ -166,12 +180,7 @@ impl Thread {
         ctx.team = root_team;
         // With binding requested, an initial thread starts on the first place of its partition.
         if ctx.icvs.bind != ProcBind::False {
-            let first = ctx.icvs.partition_start;
-            if let Some(cpus) = s.places.places.get(first as usize) {
-                if crate::places::bind_current_thread(cpus) {
-                    ctx.place = Some(first);
-                }
-            }
+            ctx.bind(ctx.icvs.partition_start);
         }
         CURRENT.with(|c| c.set(desc));
         ROOT_EXIT.with(|_| {});

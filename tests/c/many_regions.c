@@ -1,8 +1,7 @@
 // many_regions.c - thread-pool reuse:
-//  * 20,000 back-to-back parallel regions (capped at 100,000 implicit tasks
-//    in total, i.e. 6,250 regions with 16 threads, to stay fast when
-//    oversubscribed), each thread does an atomic increment and checks the
-//    team size; total == nregions * nthreads
+//  * 20,000 back-to-back parallel regions (capped at 400,000 implicit tasks
+//    in total, which 16 threads stay under), each thread does an atomic
+//    increment and checks the team size; total == nregions * nthreads
 //  * 2,000 regions alternating team sizes num_threads(1), (2), (3), (4), (5)
 //    (team shrink/grow), with per-region execution counts checked
 #include <omp.h>
@@ -21,7 +20,7 @@ static void fail_int(const char *what, long long got, long long exp) {
   } while (0)
 
 #define NREG 20000
-#define MAX_TASKS 100000
+#define MAX_TASKS 400000
 #define NALT 2000
 
 int main(void) {
