@@ -224,10 +224,21 @@ macro_rules! c_tests {
 
 c_tests! {
     affinity,
+    barrier_nested_ws,
+    cancel,
+    cancel_dynamic_reuse,
+    cancel_off,
+    critical,
+    doacross,
+    doacross_edge,
     env_display,
     env_malformed,
     env_malformed_ours,
     env_schedule,
+    for_dynamic,
+    for_dynamic_lastprivate,
+    for_ordered,
+    for_static,
     if_clause,
     locks,
     many_regions,
@@ -241,8 +252,13 @@ c_tests! {
     proc_bind_push,
     pthreads,
     queries,
+    reduction,
+    sections,
     shared_vars,
+    single_master,
     teams,
+    threadprivate,
+    threadprivate_notls,
 }
 
 #[test]

@@ -10,6 +10,8 @@ pub mod api;
 pub mod lock;
 pub mod parallel;
 pub mod sync;
+pub mod threadprivate;
+pub mod worksharing;
 
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};

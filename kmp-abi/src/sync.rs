@@ -1,6 +1,10 @@
-//! Barriers and flushes.
+//! Barriers, flushes, single/master/masked, critical, reductions, copyprivate, cancellation.
+
+use std::ffi::c_void;
 
 use oxiomp_runtime::Thread;
+use oxiomp_runtime::lock::CriticalName;
+use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
 
 use crate::Ident;
 
@@ -47,3 +51,144 @@ pub extern "C" fn __kmpc_masked(_loc: *const Ident, _gtid: i32, filter: i32) -> 
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_end_masked(_loc: *const Ident, _gtid: i32) {}
+
+/// # Safety
+/// `crit` points to the compiler's zero-initialised 32-byte `kmp_critical_name`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_critical(_loc: *const Ident, _gtid: i32, crit: *mut CriticalName) {
+    oxiomp_instrument::critical_acquiring_enter();
+    // SAFETY: the compiler passes its static, 8-aligned, zeroed 32-byte name object.
+    let r = unsafe { &*crit }.enter(Thread::current().gtid());
+    oxiomp_instrument::critical_acquiring_exit();
+    if let Err(e) = r {
+        crate::fatal("__kmpc_critical", e);
+    }
+    oxiomp_instrument::critical_section_enter();
+}
+
+/// # Safety
+/// As for [`__kmpc_critical`]; the hint only states the expected contention.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_critical_with_hint(
+    loc: *const Ident,
+    gtid: i32,
+    crit: *mut CriticalName,
+    _hint: u32,
+) {
+    // SAFETY: forwarded.
+    unsafe { __kmpc_critical(loc, gtid, crit) }
+}
+
+/// # Safety
+/// As for [`__kmpc_critical`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, _gtid: i32, crit: *mut CriticalName) {
+    oxiomp_instrument::critical_section_exit();
+    oxiomp_instrument::critical_releasing_enter();
+    // SAFETY: as in __kmpc_critical.
+    if let Err(e) = unsafe { &*crit }.exit(Thread::current().gtid()) {
+        crate::misuse("__kmpc_end_critical", e);
+    }
+    oxiomp_instrument::critical_releasing_exit();
+}
+
+fn flags(loc: *const Ident) -> i32 {
+    // SAFETY: clang never passes a null ident; a null one reads as "no flags".
+    unsafe { loc.as_ref() }.map_or(0, |l| l.flags)
+}
+
+/// # Safety
+/// `data` is this thread's reduce list for `func`, as clang builds them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_reduce_nowait(
+    loc: *const Ident,
+    _gtid: i32,
+    _num_vars: i32,
+    _size: usize,
+    data: *mut c_void,
+    func: ReduceFn,
+    _lck: *mut CriticalName,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { ws::reduce(Thread::current(), flags(loc), data, func) as i32 }
+}
+
+/// # Safety
+/// As for [`__kmpc_reduce_nowait`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_reduce(
+    loc: *const Ident,
+    gtid: i32,
+    num_vars: i32,
+    size: usize,
+    data: *mut c_void,
+    func: ReduceFn,
+    lck: *mut CriticalName,
+) -> i32 {
+    // The construct's own barrier follows in clang's code, so the blocking form needs no more.
+    // SAFETY: forwarded.
+    unsafe { __kmpc_reduce_nowait(loc, gtid, num_vars, size, data, func, lck) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_reduce_nowait(_loc: *const Ident, _gtid: i32, _lck: *mut CriticalName) {}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_reduce(_loc: *const Ident, _gtid: i32, _lck: *mut CriticalName) {}
+
+/// # Safety
+/// `data` is this thread's list of pointers for `func`, as clang builds them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_copyprivate(
+    _loc: *const Ident,
+    _gtid: i32,
+    _size: usize,
+    data: *mut c_void,
+    func: ReduceFn,
+    didit: i32,
+) {
+    // SAFETY: forwarded.
+    unsafe { ws::copyprivate(Thread::current(), data, func, didit != 0) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_cancel(_loc: *const Ident, _gtid: i32, kind: i32) -> i32 {
+    ws::cancel(Thread::current(), kind) as i32
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_cancellationpoint(_loc: *const Ident, _gtid: i32, kind: i32) -> i32 {
+    ws::cancellation_point(Thread::current(), kind) as i32
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_cancel_barrier(_loc: *const Ident, _gtid: i32) -> i32 {
+    ws::cancel_barrier(Thread::current()) as i32
+}
+
+/// A split barrier: everybody arrives; the primary thread returns 1 at once and runs its block,
+/// the others return 0 only when it calls `__kmpc_end_barrier_master`.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_barrier_master(_loc: *const Ident, _gtid: i32) -> i32 {
+    let th = Thread::current();
+    let (team, tid) = (th.team(), th.tid());
+    team.barrier(tid);
+    if tid == 0 {
+        return 1;
+    }
+    team.barrier(tid);
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_barrier_master(_loc: *const Ident, _gtid: i32) {
+    let th = Thread::current();
+    th.team().barrier(th.tid());
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_barrier_master_nowait(_loc: *const Ident, _gtid: i32) -> i32 {
+    let th = Thread::current();
+    th.team().barrier(th.tid());
+    (th.tid() == 0) as i32
+}

@@ -26,6 +26,10 @@ pub mod registry;
 pub mod team;
 #[cfg(not(loom))]
 pub mod thread;
+#[cfg(not(loom))]
+pub mod threadprivate;
+#[cfg(not(loom))]
+pub mod worksharing;
 
 #[cfg(not(loom))]
 pub use registry::Runtime;

@@ -73,18 +73,7 @@ impl LockWord {
         if self.owner.load(Ordering::Relaxed) == gtid as u32 + 1 {
             return Err("the calling thread already holds this lock: it would wait forever");
         }
-        for _ in 0..100 {
-            std::hint::spin_loop();
-            if self.state.load(Ordering::Relaxed) == UNLOCKED
-                && self.state.compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed).is_ok()
-            {
-                return Ok(());
-            }
-        }
-        // Acquire as above; CONTENDED tells the holder to wake us.
-        while self.state.swap(CONTENDED, Ordering::Acquire) != UNLOCKED {
-            futex::wait(&self.state, CONTENDED);
-        }
+        lock_contended(&self.state, UNLOCKED);
         Ok(())
     }
 
@@ -111,10 +100,73 @@ impl LockWord {
             });
         }
         self.owner.store(0, Ordering::Relaxed);
-        // Release: publishes our critical section to the next acquirer.
-        if self.state.swap(UNLOCKED, Ordering::Release) == CONTENDED {
-            futex::wake_one(&self.state);
+        unlock_raw(&self.state, UNLOCKED);
+        Ok(())
+    }
+}
+
+/// The contended path of the three-state mutex whose unlocked value is `unlocked` (locked is
+/// `unlocked | 1`, contended `unlocked | 2`): spin briefly, then sleep on the futex.
+#[cold]
+fn lock_contended(state: &AtomicU32, unlocked: u32) {
+    for _ in 0..100 {
+        std::hint::spin_loop();
+        if state.load(Ordering::Relaxed) == unlocked
+            && state.compare_exchange(unlocked, unlocked | 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        {
+            return;
         }
+    }
+    // Acquire: pairs with the Release swap in `unlock_raw`; CONTENDED tells the holder to wake us.
+    while state.swap(unlocked | 2, Ordering::Acquire) != unlocked {
+        futex::wait(state, unlocked | 2);
+    }
+}
+
+/// Releases the three-state mutex; wakes one sleeper if there may be one.
+#[inline]
+fn unlock_raw(state: &AtomicU32, unlocked: u32) {
+    // Release: publishes the critical section to the next acquirer.
+    if state.swap(unlocked, Ordering::Release) == unlocked | 2 {
+        futex::wake_one(state);
+    }
+}
+
+/// The compiler's 32-byte `kmp_critical_name`, zero-initialised static storage, seen as a lock:
+/// the mutex in the first word (0 = unlocked, so no initialisation is needed), the owner's
+/// gtid + 1 in the second.
+#[repr(C, align(8))]
+pub struct CriticalName {
+    state: AtomicU32,
+    owner: AtomicU32,
+    _unused: [u32; 6],
+}
+
+impl CriticalName {
+    /// Enters the critical section named by `self` for thread `gtid`.
+    #[inline]
+    pub fn enter(&self, gtid: i32) -> Result<(), LockMisuse> {
+        if self.state.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            // Relaxed: only compared with our own gtid, which only we store.
+            if self.owner.load(Ordering::Relaxed) == gtid as u32 + 1 {
+                return Err(
+                    "the calling thread is already inside a critical section of this name: it would wait forever",
+                );
+            }
+            lock_contended(&self.state, 0);
+        }
+        self.owner.store(gtid as u32 + 1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Leaves the critical section.
+    #[inline]
+    pub fn exit(&self, gtid: i32) -> Result<(), LockMisuse> {
+        if self.owner.load(Ordering::Relaxed) != gtid as u32 + 1 {
+            return Err("the calling thread is not inside this critical section");
+        }
+        self.owner.store(0, Ordering::Relaxed);
+        unlock_raw(&self.state, 0);
         Ok(())
     }
 }

@@ -75,6 +75,16 @@ pub struct Team {
     cg_own: AtomicU32,
     /// `single` constructs claimed so far in the current region.
     singles: AtomicU32,
+    /// Dispatched loops in flight.
+    ring: crate::worksharing::dispatch::Ring,
+    /// Reductions and copyprivate.
+    exchange: crate::worksharing::reduction::Exchange,
+    /// Cancellation: of the region (until the next fork), and the number + 1 of the cancelled
+    /// worksharing construct (0: none).
+    cancel_parallel: AtomicU32,
+    cancel_ws: AtomicU32,
+    /// Doacross loops in flight: (worksharing number, state, members still in it).
+    doacross: parking_lot::Mutex<Vec<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>, u32)>>,
 }
 
 // SAFETY: a team is mutated only by its primary thread while no worker runs on it; workers
@@ -108,6 +118,11 @@ impl Team {
             cg_reserved: 0,
             cg_own: AtomicU32::new(1),
             singles: AtomicU32::new(0),
+            ring: crate::worksharing::dispatch::Ring::new(),
+            exchange: crate::worksharing::reduction::Exchange::new(1),
+            cancel_parallel: AtomicU32::new(0),
+            cancel_ws: AtomicU32::new(0),
+            doacross: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -143,6 +158,70 @@ impl Team {
             || self.singles.compare_exchange(k - 1, k, Ordering::Relaxed, Ordering::Relaxed).is_ok()
     }
 
+    pub(crate) fn exchange(&self) -> &crate::worksharing::reduction::Exchange {
+        &self.exchange
+    }
+
+    /// Records a cancellation request of `kind` for worksharing construct `ws` (Relaxed: the
+    /// request is a flag other threads poll at cancellation points; the data the cancelled
+    /// code touched is ordered by the barriers that follow).
+    pub(crate) fn request_cancel(&self, parallel: bool, ws: u32) {
+        if parallel {
+            self.cancel_parallel.store(1, Ordering::Relaxed);
+        } else {
+            self.cancel_ws.store(ws.wrapping_add(1), Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the region, or worksharing construct `ws`, was cancelled.
+    pub(crate) fn cancelled(&self, parallel: bool, ws: u32) -> bool {
+        if parallel {
+            self.cancel_parallel.load(Ordering::Relaxed) != 0
+        } else {
+            self.cancel_ws.load(Ordering::Relaxed) == ws.wrapping_add(1)
+        }
+    }
+
+    /// The doacross state of the loop numbered `key`, created by the first member to arrive.
+    pub(crate) fn doacross_join(
+        &self,
+        key: u32,
+        dims: &[crate::worksharing::doacross::Dim],
+    ) -> std::sync::Arc<crate::worksharing::doacross::Doacross> {
+        let mut list = self.doacross.lock();
+        if let Some(e) = list.iter().find(|e| e.0 == key) {
+            return e.1.clone();
+        }
+        let d = crate::worksharing::doacross::Doacross::new(dims);
+        list.push((key, d.clone(), self.nthreads));
+        d
+    }
+
+    /// A member is done with doacross loop `key`; the last one drops it.
+    pub(crate) fn doacross_leave(&self, key: u32) {
+        let mut list = self.doacross.lock();
+        if let Some(i) = list.iter().position(|e| e.0 == key) {
+            list[i].2 -= 1;
+            if list[i].2 == 0 {
+                list.swap_remove(i);
+            }
+        }
+    }
+
+    /// Resets the per-region construct state (the team is idle: the primary thread alone
+    /// touches it, and the fork's release publishes it, hence Relaxed).
+    fn begin_region(&mut self) {
+        self.singles.store(0, Ordering::Relaxed);
+        self.ring.reset();
+        self.cancel_parallel.store(0, Ordering::Relaxed);
+        self.cancel_ws.store(0, Ordering::Relaxed);
+    }
+
+    /// The ring of dispatched-loop slots.
+    pub(crate) fn ring(&self) -> &crate::worksharing::dispatch::Ring {
+        &self.ring
+    }
+
     /// Makes the team `n` threads big with `me` as primary thread, reserving or returning
     /// workers as needed.
     fn resize(&mut self, n: u32, me: &'static ThreadDesc, rt: &'static Runtime) {
@@ -159,6 +238,7 @@ impl Team {
         }
         if self.barrier.size() as usize != n {
             self.barrier = Barrier::new(n as u32);
+            self.exchange = crate::worksharing::reduction::Exchange::new(n as u32);
         }
         self.epochs.resize(n, 0);
         self.nthreads = n as u32;
@@ -173,7 +253,7 @@ impl Team {
             ctx.team = self;
             ctx.tid = tid;
             ctx.icvs = self.icvs;
-            ctx.singles = 0;
+            ctx.begin_implicit_task();
             if let Some(p) = placement {
                 ctx.icvs.partition_start = p.partition_start;
                 ctx.icvs.partition_len = p.partition_len;
@@ -286,8 +366,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         t.ident = req.ident;
         t.job = req.job;
         t.icvs = saved.icvs.for_child();
-        // Relaxed: published to the workers by the `go` release below.
-        t.singles.store(0, Ordering::Relaxed);
+        t.begin_region();
         t.cg = parent.cg;
         t.cg_reserved = if reserved { n - 1 } else { 0 };
         let policy = bind.policy();
@@ -349,7 +428,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     let parent = unsafe { &*ctx.team };
     let icvs = ctx.icvs.for_child();
     let t = &mut *ctx.serial[depth];
-    t.singles.store(0, Ordering::Relaxed);
+    t.begin_region();
     t.members.clear();
     t.members.push(th.desc());
     t.nthreads = 1;
@@ -369,7 +448,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     ctx.team = tp;
     ctx.tid = 0;
     ctx.icvs = icvs;
-    ctx.singles = 0;
+    ctx.begin_implicit_task();
 }
 
 /// Ends the innermost serialized region. Returns false (and changes nothing) if there is none.
@@ -444,7 +523,7 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
         ctx.team = t;
         ctx.tid = 0;
         ctx.icvs = t.icvs;
-        ctx.singles = 0;
+        ctx.begin_implicit_task();
         s
     };
     // SAFETY: as in `Team::run_member`.

@@ -87,6 +87,16 @@ pub(crate) struct Context {
     pub(crate) push_teams: (u32, u32),
     /// `single` constructs this implicit task has encountered.
     pub(crate) singles: u32,
+    /// Position in the current dispatched loop.
+    pub(crate) cursor: crate::worksharing::dispatch::Cursor,
+    /// Whether a dynamic-for chunk state is open (for instrumentation).
+    pub(crate) chunk_open: bool,
+    /// Worksharing constructs (loops, sections) this implicit task has started.
+    pub(crate) ws_count: u32,
+    /// Inside a `__kmpc_sections_init` / `__kmpc_end_sections` construct.
+    pub(crate) sections_open: bool,
+    /// The doacross loop the thread is in.
+    pub(crate) doacross: Option<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>)>,
 }
 
 /// What a region saves of its encountering thread's context and restores at its end.
@@ -96,6 +106,8 @@ pub(crate) struct Saved {
     pub(crate) tid: u32,
     pub(crate) icvs: Icvs,
     pub(crate) singles: u32,
+    pub(crate) cursor: crate::worksharing::dispatch::Cursor,
+    pub(crate) ws_count: u32,
 }
 
 impl Context {
@@ -113,7 +125,14 @@ impl Context {
 
     /// The current implicit task's state, to restore after a nested region.
     pub(crate) fn save(&self) -> Saved {
-        Saved { team: self.team, tid: self.tid, icvs: self.icvs, singles: self.singles }
+        Saved {
+            team: self.team,
+            tid: self.tid,
+            icvs: self.icvs,
+            singles: self.singles,
+            cursor: self.cursor,
+            ws_count: self.ws_count,
+        }
     }
 
     pub(crate) fn restore(&mut self, s: Saved) {
@@ -121,6 +140,15 @@ impl Context {
         self.tid = s.tid;
         self.icvs = s.icvs;
         self.singles = s.singles;
+        self.cursor = s.cursor;
+        self.ws_count = s.ws_count;
+    }
+
+    /// Starts a new implicit task: its construct counters begin at zero.
+    pub(crate) fn begin_implicit_task(&mut self) {
+        self.singles = 0;
+        self.cursor = Default::default();
+        self.ws_count = 0;
     }
 }
 
@@ -221,6 +249,15 @@ impl Thread {
         &mut self.ctx().icvs
     }
 
+    /// Whether the thread is inside a sections construct started with `__kmpc_next_section`.
+    pub fn sections_open(&self) -> bool {
+        self.ctx().sections_open
+    }
+
+    pub fn set_sections_open(&self, open: bool) {
+        self.ctx().sections_open = open;
+    }
+
     /// The place the thread is bound to.
     pub fn place(&self) -> Option<u32> {
         self.ctx().place
@@ -250,6 +287,11 @@ impl ThreadDesc {
                 push_bind: None,
                 push_teams: (0, 0),
                 singles: 0,
+                cursor: Default::default(),
+                chunk_open: false,
+                ws_count: 0,
+                sections_open: false,
+                doacross: None,
             }),
             cg_threads: AtomicU32::new(1),
         }))

@@ -1,0 +1,157 @@
+//! Loops: `__kmpc_for_static_init_*`, `__kmpc_dispatch_*`, ordered, and the
+//! `__kmpc_sections_*` entries. Each type variant converts its bounds to the engine's i128
+//! arithmetic and back (with the type's wrap-around).
+
+use oxiomp_runtime::{Thread, worksharing as ws};
+
+use crate::{Ident, misuse};
+
+macro_rules! static_init {
+    ($name:ident, $t:ty, $st:ty) => {
+        /// # Safety
+        /// The out-pointers are valid, as clang passes them.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            _loc: *const Ident,
+            _gtid: i32,
+            sched: i32,
+            plast: *mut i32,
+            plower: *mut $t,
+            pupper: *mut $t,
+            pstride: *mut $st,
+            incr: $st,
+            chunk: $st,
+        ) {
+            // SAFETY: clang passes valid, initialised out-parameters.
+            let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
+            let c = ws::static_init(Thread::current(), sched, lb, ub, incr as i128, chunk as i128);
+            // SAFETY: as above.
+            unsafe {
+                *plower = c.lower as $t;
+                *pupper = c.upper as $t;
+                *pstride = c.stride as $st;
+                if !plast.is_null() {
+                    *plast = c.last as i32;
+                }
+            }
+        }
+    };
+}
+
+static_init!(__kmpc_for_static_init_4, i32, i32);
+static_init!(__kmpc_for_static_init_4u, u32, i32);
+static_init!(__kmpc_for_static_init_8, i64, i64);
+static_init!(__kmpc_for_static_init_8u, u64, i64);
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_for_static_fini(_loc: *const Ident, _gtid: i32) {
+    ws::static_fini(Thread::current());
+}
+
+macro_rules! dispatch {
+    ($init:ident, $next:ident, $fini:ident, $t:ty, $st:ty) => {
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $init(
+            _loc: *const Ident,
+            _gtid: i32,
+            sched: i32,
+            lb: $t,
+            ub: $t,
+            st: $st,
+            chunk: $st,
+        ) {
+            if !ws::dispatch_init(Thread::current(), sched, lb as i128, ub as i128, st as i128, chunk as i64)
+            {
+                misuse(stringify!($init), "unknown schedule type; the loop runs no iterations");
+            }
+        }
+
+        /// # Safety
+        /// The out-pointers are valid, as clang passes them.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $next(
+            _loc: *const Ident,
+            _gtid: i32,
+            plast: *mut i32,
+            plower: *mut $t,
+            pupper: *mut $t,
+            pstride: *mut $st,
+        ) -> i32 {
+            match ws::dispatch_next(Thread::current()) {
+                Some(c) => {
+                    // SAFETY: clang passes valid out-parameters.
+                    unsafe {
+                        *plower = c.lower as $t;
+                        *pupper = c.upper as $t;
+                        if !pstride.is_null() {
+                            *pstride = c.stride as $st;
+                        }
+                        if !plast.is_null() {
+                            *plast = c.last as i32;
+                        }
+                    }
+                    1
+                }
+                None => 0,
+            }
+        }
+
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $fini(_loc: *const Ident, _gtid: i32) {
+            ws::dispatch_fini(Thread::current());
+        }
+    };
+}
+
+dispatch!(__kmpc_dispatch_init_4, __kmpc_dispatch_next_4, __kmpc_dispatch_fini_4, i32, i32);
+dispatch!(__kmpc_dispatch_init_4u, __kmpc_dispatch_next_4u, __kmpc_dispatch_fini_4u, u32, i32);
+dispatch!(__kmpc_dispatch_init_8, __kmpc_dispatch_next_8, __kmpc_dispatch_fini_8, i64, i64);
+dispatch!(__kmpc_dispatch_init_8u, __kmpc_dispatch_next_8u, __kmpc_dispatch_fini_8u, u64, i64);
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_dispatch_deinit(_loc: *const Ident, _gtid: i32) {
+    ws::dispatch_deinit(Thread::current());
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_ordered(_loc: *const Ident, _gtid: i32) {
+    ws::ordered_enter(Thread::current());
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_ordered(_loc: *const Ident, _gtid: i32) {
+    ws::ordered_exit(Thread::current());
+}
+
+/// The `sections` entries of libomp's newer interface (clang-19 lowers `sections` to a static
+/// loop instead): `init`, then `next_section(n)` until it returns `n`, then `end_sections`.
+/// The sections are handed out like a `dynamic,1` loop over `0..n`, which starts at the first
+/// `next_section` (the count is only known there).
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_sections_init(_loc: *const Ident, _gtid: i32) -> i32 {
+    Thread::current().set_sections_open(false);
+    0
+}
+
+/// The next section for this thread, `n` when there is none left.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_next_section(_loc: *const Ident, _gtid: i32, n: i32) -> i32 {
+    let th = Thread::current();
+    if !th.sections_open() {
+        ws::dispatch_init(th, 35, 0, n as i128 - 1, 1, 1);
+        th.set_sections_open(true);
+    }
+    match ws::dispatch_next(th) {
+        Some(c) => c.lower as i32,
+        None => n,
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_sections(_loc: *const Ident, _gtid: i32) {
+    let th = Thread::current();
+    if th.sections_open() {
+        ws::dispatch_deinit(th);
+        th.set_sections_open(false);
+    }
+}

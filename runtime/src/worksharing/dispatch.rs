@@ -1,0 +1,410 @@
+//! Dispatched loops (`schedule(dynamic|guided|runtime|auto)`, and static or ordered loops that
+//! clang sends through `__kmpc_dispatch_*`).
+//!
+//! # Several loops in flight
+//! With `nowait`, a fast thread may start loop k+1 while slow ones are still in loop k. Each
+//! team has a ring of [`RING`] slots; loop number k of the region (every implicit task counts its
+//! dispatched loops) uses slot `k % RING`. A slot's `state` says which loop it serves and in
+//! which phase: `free(k)` (waiting for loop k's first thread), `init(k)`, `ready(k)`. The first
+//! thread of loop k CASes `free(k) → init(k)`, writes the loop's parameters and publishes
+//! `ready(k)` (Release; the others Acquire it). Each thread leaves the slot once (when `next`
+//! finds no more work, or at `__kmpc_dispatch_deinit`, whichever comes first); the last of the
+//! team to leave resets the slot to `free(k + RING)`. A thread RING loops ahead of the slowest
+//! waits (yielding) for its slot: that is the only waiting in dispatch.
+//!
+//! # Handing out chunks
+//! Dynamic: one `fetch_add` of the chunk on the slot's iteration counter per chunk: a thread
+//! that grabs chunks repeatedly keeps the counter's line in its cache. Guided: a CAS loop taking
+//! max(chunk, remaining / 2n). Static (through dispatch): each thread walks its own chunks with
+//! no shared state at all.
+//!
+//! # Ordered
+//! `ordered_next` is the normalised index of the next iteration allowed into its ordered
+//! region. `__kmpc_ordered` waits for the thread's current iteration; `__kmpc_end_ordered`
+//! passes the turn on; `__kmpc_dispatch_fini` (which clang calls after every iteration of an
+//! ordered loop) passes it on for iterations that skipped the ordered region, then moves the
+//! thread to its next iteration.
+
+use crossbeam_utils::CachePadded;
+use std::cell::UnsafeCell;
+
+use crate::icv::ScheduleKind;
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::wait::EpochFlag;
+use crate::worksharing::static_sched::trip_count;
+
+/// Slots per team: loops a thread may run ahead of the slowest one.
+pub const RING: u32 = 8;
+
+const FREE: u64 = 0;
+const INIT: u64 = 1;
+const READY: u64 = 2;
+
+fn state(k: u32, phase: u64) -> u64 {
+    ((k as u64) << 2) | phase
+}
+
+/// How chunks of a dispatched loop are handed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Round-robin chunks of `chunk` iterations (0: one balanced block per thread).
+    Static,
+    Dynamic,
+    Guided,
+}
+
+/// The loop a slot serves (written by the initialising thread before `ready`).
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    lb: i128,
+    st: i128,
+    tc: u64,
+    chunk: u64,
+    kind: Kind,
+    nth: u32,
+}
+
+pub(crate) struct Slot {
+    state: AtomicU64,
+    left: AtomicU32,
+    params: UnsafeCell<Params>,
+    /// Next unassigned iteration index (dynamic, guided).
+    next: CachePadded<AtomicU64>,
+    /// Index (mod 2^32) of the next iteration allowed into its ordered region.
+    ordered_next: CachePadded<EpochFlag>,
+}
+
+// SAFETY: `params` is written only by the one thread that moved `state` to `init(k)`, before
+// it publishes `ready(k)` with Release; readers read it only after an Acquire load of
+// `ready(k)`, and nobody writes it again until every reader has left (the `left` count).
+unsafe impl Sync for Slot {}
+
+/// One team's ring of slots.
+pub(crate) struct Ring {
+    slots: Box<[Slot]>,
+}
+
+impl Ring {
+    pub(crate) fn new() -> Ring {
+        let slots = (0..RING)
+            .map(|j| Slot {
+                state: AtomicU64::new(state(j, FREE)),
+                left: AtomicU32::new(0),
+                params: UnsafeCell::new(Params { lb: 0, st: 1, tc: 0, chunk: 1, kind: Kind::Static, nth: 1 }),
+                next: CachePadded::new(AtomicU64::new(0)),
+                ordered_next: CachePadded::new(EpochFlag::new(0)),
+            })
+            .collect();
+        Ring { slots }
+    }
+
+    /// Makes every slot free for the first RING loops of a new region (the team is idle).
+    pub(crate) fn reset(&self) {
+        for (j, s) in self.slots.iter().enumerate() {
+            // Relaxed: published to the workers by the fork's release.
+            s.state.store(state(j as u32, FREE), Ordering::Relaxed);
+            s.left.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// One thread's position in its current dispatched loop (part of its implicit task's state).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cursor {
+    /// Number of dispatched loops this implicit task has started.
+    pub loops: u32,
+    /// The current loop's number (loops - 1) while `active`.
+    active: bool,
+    /// Whether this thread already left the current loop's slot.
+    left: bool,
+    /// Static-through-dispatch: the next chunk number of this thread.
+    next_chunk: u64,
+    /// Ordered: this thread's current iteration index, the end of its chunk, and whether it
+    /// has already passed the turn on for that iteration.
+    ord_cur: u64,
+    ord_end: u64,
+    ord_passed: bool,
+}
+
+/// A chunk handed out: iteration values `lower..=upper` (in the loop's own terms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    pub lower: i128,
+    pub upper: i128,
+    pub stride: i128,
+    pub last: bool,
+}
+
+impl Ring {
+    fn slot(&self, k: u32) -> &Slot {
+        &self.slots[(k % RING) as usize]
+    }
+
+    /// Starts a dispatched loop for the calling thread (`tid` of `nth`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn init(
+        &self,
+        cur: &mut Cursor,
+        kind: Kind,
+        lb: i128,
+        ub: i128,
+        st: i128,
+        chunk: i64,
+        tid: u32,
+        nth: u32,
+    ) {
+        // A loop left without draining it (cancelled: clang then jumps past `next` and
+        // `deinit`) is left now, so its slot can be recycled.
+        self.leave(cur);
+        let k = cur.loops;
+        cur.loops = cur.loops.wrapping_add(1);
+        cur.active = true;
+        cur.left = false;
+        cur.next_chunk = tid as u64;
+        cur.ord_passed = false;
+        let slot = self.slot(k);
+        loop {
+            // Acquire: pairs with the Release publishing `ready(k)` or `free(k)`.
+            let s = slot.state.load(Ordering::Acquire);
+            if s == state(k, READY) {
+                return;
+            }
+            if s == state(k, FREE)
+                && slot
+                    .state
+                    .compare_exchange(s, state(k, INIT), Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                let tc = trip_count(lb, ub, st).min(u64::MAX as u128) as u64;
+                let chunk = chunk.max(if kind == Kind::Static { 0 } else { 1 }) as u64;
+                // SAFETY: we own the slot in phase init(k) (see the Sync impl).
+                unsafe { *slot.params.get() = Params { lb, st, tc, chunk, kind, nth } };
+                // Relaxed: published by the Release store of ready(k) below.
+                slot.next.store(0, Ordering::Relaxed);
+                slot.ordered_next.set(0);
+                slot.state.store(state(k, READY), Ordering::Release);
+                return;
+            }
+            // The slot still serves loop k - RING, or another thread is initialising it.
+            std::thread::yield_now();
+        }
+    }
+
+    /// The calling thread's next chunk of its current loop, or None when it has none left (it
+    /// then leaves the loop).
+    pub(crate) fn next(&self, cur: &mut Cursor, tid: u32) -> Option<Chunk> {
+        if !cur.active || cur.left {
+            return None;
+        }
+        let k = cur.loops.wrapping_sub(1);
+        let slot = self.slot(k);
+        // SAFETY: the slot is ready(k) (we saw it in `init`) and we have not left it, so the
+        // parameters are stable.
+        let p = unsafe { *slot.params.get() };
+        let range = match p.kind {
+            Kind::Static if p.chunk == 0 => {
+                // One balanced block per thread.
+                if cur.next_chunk != tid as u64 {
+                    None
+                } else {
+                    cur.next_chunk += p.nth as u64;
+                    let n = p.nth as u64;
+                    let (q, r) = (p.tc / n, p.tc % n);
+                    let t = tid as u64;
+                    let count = q + u64::from(t < r);
+                    let first = t * q + t.min(r);
+                    (count > 0).then(|| (first, first + count))
+                }
+            }
+            Kind::Static => {
+                let c = cur.next_chunk;
+                cur.next_chunk += p.nth as u64;
+                let first = c.saturating_mul(p.chunk);
+                (first < p.tc).then(|| (first, first.saturating_add(p.chunk).min(p.tc)))
+            }
+            Kind::Dynamic => {
+                // Relaxed: the counter only divides the work; the loop's data is ordered by the
+                // construct's barrier, and the parameters by the Acquire in `init`.
+                let first = slot.next.fetch_add(p.chunk, Ordering::Relaxed);
+                (first < p.tc).then(|| (first, first.saturating_add(p.chunk).min(p.tc)))
+            }
+            Kind::Guided => {
+                let mut first = slot.next.load(Ordering::Relaxed);
+                loop {
+                    if first >= p.tc {
+                        break None;
+                    }
+                    let rem = p.tc - first;
+                    let size = (rem / (2 * p.nth as u64)).max(p.chunk).min(rem);
+                    // Relaxed: as for dynamic.
+                    match slot.next.compare_exchange_weak(
+                        first,
+                        first + size,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => break Some((first, first + size)),
+                        Err(now) => first = now,
+                    }
+                }
+            }
+        };
+        match range {
+            Some((first, end)) => {
+                cur.ord_cur = first;
+                cur.ord_end = end;
+                cur.ord_passed = false;
+                let lower = p.lb + first as i128 * p.st;
+                let upper = p.lb + (end - 1) as i128 * p.st;
+                Some(Chunk { lower, upper, stride: p.st, last: end == p.tc })
+            }
+            None => {
+                self.leave(cur);
+                None
+            }
+        }
+    }
+
+    /// Leaves the current loop's slot (once); the team's last thread frees it for loop k+RING.
+    pub(crate) fn leave(&self, cur: &mut Cursor) {
+        if !cur.active || cur.left {
+            return;
+        }
+        cur.left = true;
+        cur.active = false;
+        let k = cur.loops.wrapping_sub(1);
+        let slot = self.slot(k);
+        // SAFETY: as in `next`.
+        let nth = unsafe { (*slot.params.get()).nth };
+        // AcqRel: the last leaver must see every other leaver's use of the slot before it
+        // recycles it (Acquire), and its own use must precede the recycling (Release).
+        if slot.left.fetch_add(1, Ordering::AcqRel) + 1 == nth {
+            slot.left.store(0, Ordering::Relaxed);
+            slot.state.store(state(k.wrapping_add(RING), FREE), Ordering::Release);
+        }
+    }
+
+    /// `__kmpc_ordered`: waits until the thread's current iteration may enter.
+    pub(crate) fn ordered_enter(&self, cur: &Cursor) {
+        if !cur.active {
+            return;
+        }
+        let slot = self.slot(cur.loops.wrapping_sub(1));
+        slot.ordered_next.wait_reach(cur.ord_cur as u32);
+    }
+
+    /// `__kmpc_end_ordered`: the next iteration may enter.
+    pub(crate) fn ordered_exit(&self, cur: &mut Cursor) {
+        if !cur.active {
+            return;
+        }
+        let slot = self.slot(cur.loops.wrapping_sub(1));
+        slot.ordered_next.set((cur.ord_cur + 1) as u32);
+        cur.ord_passed = true;
+    }
+
+    /// `__kmpc_dispatch_fini_*`: the end of one iteration of an ordered loop.
+    pub(crate) fn iteration_done(&self, cur: &mut Cursor) {
+        if !cur.active {
+            return;
+        }
+        if !cur.ord_passed {
+            // The iteration skipped its ordered region: wait for its turn and pass it on.
+            self.ordered_enter(cur);
+            self.ordered_exit(cur);
+        }
+        if cur.ord_cur + 1 < cur.ord_end {
+            cur.ord_cur += 1;
+            cur.ord_passed = false;
+        }
+    }
+}
+
+/// The dispatch kind for a `sched_type` value as clang passes it (modifier bits stripped), or
+/// None if the value is not a schedule. `runtime` and `auto` resolve through run-sched-var.
+pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Option<i64>)> {
+    let base = sched & !(0x6000_0000);
+    let base = if (160..=199).contains(&base) { base - 160 + 32 } else { base };
+    let base = if (65..=71).contains(&base) { base - 32 } else { base };
+    Some(match base {
+        33 => (Kind::Static, None),
+        34 | 40 | 41 | 44 | 45 => (Kind::Static, Some(0)),
+        35 => (Kind::Dynamic, None),
+        36 | 42 | 43 | 39 | 46 => (Kind::Guided, None),
+        37 | 47 => {
+            let chunk = if run_sched.chunk > 0 { Some(run_sched.chunk as i64) } else { None };
+            match run_sched.kind {
+                ScheduleKind::Static => (Kind::Static, chunk.or(Some(0))),
+                ScheduleKind::Dynamic => (Kind::Dynamic, chunk.or(Some(1))),
+                ScheduleKind::Guided => (Kind::Guided, chunk.or(Some(1))),
+                ScheduleKind::Auto => (Kind::Guided, Some(1)),
+            }
+        }
+        38 => (Kind::Guided, Some(1)),
+        _ => return None,
+    })
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn drain(ring: &Ring, cur: &mut Cursor, tid: u32, hits: &[AtomicU32], lb: i128, st: i128) {
+        while let Some(c) = ring.next(cur, tid) {
+            let mut i = c.lower;
+            loop {
+                hits[((i - lb) / st) as usize].fetch_add(1, Ordering::Relaxed);
+                if i == c.upper {
+                    break;
+                }
+                i += st;
+            }
+        }
+    }
+
+    /// Threads run 3*RING nowait loops back to back (so slots are recycled while others are
+    /// still in earlier loops): every iteration of every loop runs exactly once.
+    #[test]
+    fn nowait_loops_in_flight() {
+        for kind in [Kind::Dynamic, Kind::Guided, Kind::Static] {
+            let nth = 4u32;
+            let ring = Arc::new(Ring::new());
+            let loops = 3 * RING as usize;
+            let hits: Arc<Vec<Vec<AtomicU32>>> = Arc::new(
+                (0..loops).map(|l| (0..(50 + l * 7)).map(|_| AtomicU32::new(0)).collect()).collect(),
+            );
+            let hs: Vec<_> = (0..nth)
+                .map(|tid| {
+                    let (ring, hits) = (ring.clone(), hits.clone());
+                    std::thread::spawn(move || {
+                        let mut cur = Cursor::default();
+                        for (l, h) in hits.iter().enumerate() {
+                            let n = h.len() as i128;
+                            // A negative step: iterations 3n-1 down to 0 by -3.
+                            ring.init(&mut cur, kind, 3 * n - 1, 0, -3, (l % 3) as i64, tid, nth);
+                            drain(&ring, &mut cur, tid, h, 3 * n - 1, -3);
+                            ring.leave(&mut cur);
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            for (l, h) in hits.iter().enumerate() {
+                assert!(h.iter().all(|x| x.load(Ordering::Relaxed) == 1), "{kind:?} loop {l}");
+            }
+        }
+    }
+
+    #[test]
+    fn sched_kinds() {
+        let rs = crate::icv::Schedule { kind: ScheduleKind::Dynamic, chunk: 4, monotonic: false };
+        assert_eq!(kind_of(0x4000_0023, rs), Some((Kind::Dynamic, None)));
+        assert_eq!(kind_of(0x4000_0043, rs), Some((Kind::Dynamic, None)));
+        assert_eq!(kind_of(66, rs), Some((Kind::Static, Some(0))));
+        assert_eq!(kind_of(0x4000_0025, rs), Some((Kind::Dynamic, Some(4))));
+        assert_eq!(kind_of(12, rs), None);
+    }
+}

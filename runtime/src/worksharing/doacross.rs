@@ -1,0 +1,103 @@
+//! Doacross loops (`ordered(n)` with `depend(sink)` / `depend(source)`).
+//!
+//! The iteration space is the product of the dimensions clang describes in normalised form
+//! (`lo = 0`, `st = 1`, and `up` = the dimension's trip count, an exclusive bound: libomp reads
+//! it as inclusive, which makes a sink one past the end of an inner dimension wait forever).
+//! One bit per iteration records `source`; `sink` waits for its bit, and a sink vector outside
+//! the iteration space is satisfied at once.
+
+use std::sync::Arc;
+
+use crate::sync::atomic::{AtomicU32, Ordering};
+
+/// One dimension as clang passes it: `struct kmp_dim { i64 lo, up, st; }`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Dim {
+    pub lo: i64,
+    pub up: i64,
+    pub st: i64,
+}
+
+pub struct Doacross {
+    dims: Vec<(i64, i64, u64)>, // (lo, st, size)
+    done: Box<[AtomicU32]>,
+}
+
+impl Doacross {
+    pub fn new(dims: &[Dim]) -> Arc<Doacross> {
+        let dims: Vec<(i64, i64, u64)> = dims
+            .iter()
+            .map(|d| {
+                let st = if d.st == 0 { 1 } else { d.st };
+                let span = if st > 0 { d.up.saturating_sub(d.lo) } else { d.lo.saturating_sub(d.up) };
+                let size = if span <= 0 { 0 } else { (span as u64).div_ceil(st.unsigned_abs()) };
+                (d.lo, st, size)
+            })
+            .collect();
+        let total: u64 = dims.iter().map(|d| d.2).product();
+        let words = total.div_ceil(32) as usize;
+        Arc::new(Doacross { dims, done: (0..words).map(|_| AtomicU32::new(0)).collect() })
+    }
+
+    /// The linear index of iteration `vec`, or None when it lies outside the space.
+    fn index(&self, vec: &[i64]) -> Option<u64> {
+        let mut idx = 0u64;
+        for (k, &(lo, st, size)) in self.dims.iter().enumerate() {
+            let off = vec.get(k)?.checked_sub(lo)?;
+            if off % st != 0 {
+                return None;
+            }
+            let i = off / st;
+            if i < 0 || i as u64 >= size {
+                return None;
+            }
+            idx = idx * size + i as u64;
+        }
+        Some(idx)
+    }
+
+    pub fn ndims(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// `depend(source)` for iteration `vec`.
+    pub fn post(&self, vec: &[i64]) {
+        if let Some(i) = self.index(vec) {
+            // Release: the iteration's writes happen-before the sink that sees the bit.
+            self.done[(i / 32) as usize].fetch_or(1 << (i % 32), Ordering::Release);
+        }
+    }
+
+    /// `depend(sink: vec)`: waits until iteration `vec` posted (at once if it is outside).
+    pub fn wait(&self, vec: &[i64]) {
+        let Some(i) = self.index(vec) else { return };
+        let (word, bit) = (&self.done[(i / 32) as usize], 1u32 << (i % 32));
+        let mut spins = 0u32;
+        // Acquire: pairs with the Release in `post`.
+        while word.load(Ordering::Acquire) & bit == 0 {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_are_exclusive_and_out_of_range_sinks_pass() {
+        let d = Doacross::new(&[Dim { lo: 0, up: 3, st: 1 }, Dim { lo: 0, up: 4, st: 1 }]);
+        assert_eq!(d.index(&[2, 3]), Some(11));
+        assert_eq!(d.index(&[2, 4]), None, "j + 1 past the end is outside");
+        assert_eq!(d.index(&[-1, 0]), None);
+        d.wait(&[1, 4]); // returns at once
+        d.post(&[1, 2]);
+        d.wait(&[1, 2]);
+    }
+}

@@ -1,0 +1,198 @@
+//! Worksharing constructs: static and dispatched loops, ordered, and the bookkeeping that lets
+//! several `nowait` loops be in flight in one team.
+
+pub mod cancel;
+pub mod dispatch;
+pub mod doacross;
+pub mod reduction;
+pub mod static_sched;
+
+use std::ffi::c_void;
+
+use crate::registry::Runtime;
+use crate::thread::Thread;
+pub use dispatch::Chunk;
+pub use reduction::{Method, ReduceFn};
+pub use static_sched::StaticChunk;
+
+/// `sched_type` values of `distribute` (dist_schedule static chunked / unchunked).
+const DISTRIBUTE_CHUNKED: i32 = 91;
+const DISTRIBUTE: i32 = 92;
+
+/// `__kmpc_for_static_init_*`: the calling thread's part of a static loop. `distribute`
+/// schedules split the loop over the teams of the league instead of the threads of the team.
+pub fn static_init(th: Thread, sched: i32, lb: i128, ub: i128, incr: i128, chunk: i128) -> StaticChunk {
+    let base = sched & !(0x6000_0000);
+    let (tid, nth) = match base {
+        DISTRIBUTE | DISTRIBUTE_CHUNKED => (th.team().team_num as u32, th.team().num_teams.max(1) as u32),
+        _ => (th.tid(), th.team().nthreads),
+    };
+    let chunked = matches!(base, 33 | 65 | DISTRIBUTE_CHUNKED | 45);
+    th.ctx().ws_count += 1;
+    let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
+    oxiomp_instrument::static_for_chunk_enter();
+    c
+}
+
+/// `__kmpc_for_static_fini`.
+pub fn static_fini(_th: Thread) {
+    oxiomp_instrument::static_for_chunk_exit();
+}
+
+/// `__kmpc_dispatch_init_*`. Returns false (and starts nothing) for an unknown schedule.
+pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
+    oxiomp_instrument::dynamic_for_init_enter();
+    let ok = match dispatch::kind_of(sched, th.icvs().run_sched) {
+        Some((kind, over)) => {
+            let team = th.team();
+            let (tid, nth) = (th.tid(), team.nthreads);
+            let chunk = over.unwrap_or(chunk);
+            th.ctx().ws_count += 1;
+            team.ring().init(
+                &mut th.ctx().cursor,
+                kind,
+                lb,
+                ub,
+                if st == 0 { 1 } else { st },
+                chunk,
+                tid,
+                nth,
+            );
+            true
+        }
+        None => false,
+    };
+    oxiomp_instrument::dynamic_for_init_exit();
+    ok
+}
+
+/// `__kmpc_dispatch_next_*`: the next chunk, or None when the thread is done with the loop.
+pub fn dispatch_next(th: Thread) -> Option<Chunk> {
+    let ctx = th.ctx();
+    if std::mem::take(&mut ctx.chunk_open) {
+        oxiomp_instrument::dynamic_for_chunk_exit();
+    }
+    let c = th.team().ring().next(&mut th.ctx().cursor, th.tid());
+    if c.is_some() {
+        th.ctx().chunk_open = true;
+        oxiomp_instrument::dynamic_for_chunk_enter();
+    }
+    c
+}
+
+/// `__kmpc_dispatch_deinit`: the thread is done with its loop (also after a cancellation).
+pub fn dispatch_deinit(th: Thread) {
+    let ctx = th.ctx();
+    if std::mem::take(&mut ctx.chunk_open) {
+        oxiomp_instrument::dynamic_for_chunk_exit();
+    }
+    th.team().ring().leave(&mut th.ctx().cursor);
+}
+
+/// `__kmpc_ordered`.
+pub fn ordered_enter(th: Thread) {
+    th.team().ring().ordered_enter(&th.ctx().cursor);
+}
+
+/// `__kmpc_end_ordered`.
+pub fn ordered_exit(th: Thread) {
+    th.team().ring().ordered_exit(&mut th.ctx().cursor);
+}
+
+/// `__kmpc_dispatch_fini_*`: one iteration of an ordered loop is done.
+pub fn dispatch_fini(th: Thread) {
+    th.team().ring().iteration_done(&mut th.ctx().cursor);
+}
+
+/// `__kmpc_reduce[_nowait]`: see [`reduction`].
+///
+/// # Safety
+/// `data` is the calling thread's reduce list for `func`, valid until this returns.
+pub unsafe fn reduce(th: Thread, flags: i32, data: *mut c_void, func: ReduceFn) -> Method {
+    // SAFETY: forwarded from the caller.
+    unsafe { th.team().exchange().reduce(th.tid(), flags, data, func) }
+}
+
+/// `__kmpc_copyprivate`: the thread that ran the single (`didit`) hands its list to the others,
+/// who copy from it with `func(own, source)`; two barriers keep the source alive.
+///
+/// # Safety
+/// `data` is the calling thread's list, `func` copies between lists of that shape.
+pub unsafe fn copyprivate(th: Thread, data: *mut c_void, func: ReduceFn, didit: bool) {
+    let team = th.team();
+    let tid = th.tid();
+    if didit {
+        team.exchange().publish_copy(data);
+    }
+    team.barrier(tid);
+    if !didit {
+        // SAFETY: the source list stays alive until the second barrier.
+        unsafe { func(data, team.exchange().copy_source()) };
+    }
+    team.barrier(tid);
+}
+
+/// `__kmpc_cancel`: true if the construct of `kind` is now cancelled (cancellation enabled).
+pub fn cancel(th: Thread, kind: i32) -> bool {
+    if !Runtime::get().settings().globals.cancellation {
+        return false;
+    }
+    match kind {
+        cancel::PARALLEL => th.team().request_cancel(true, 0),
+        cancel::LOOP | cancel::SECTIONS => th.team().request_cancel(false, th.ctx().ws_count),
+        _ => return false,
+    }
+    true
+}
+
+/// `__kmpc_cancellationpoint`: whether the construct of `kind` was cancelled.
+pub fn cancellation_point(th: Thread, kind: i32) -> bool {
+    if !Runtime::get().settings().globals.cancellation {
+        return false;
+    }
+    match kind {
+        cancel::PARALLEL => th.team().cancelled(true, 0),
+        cancel::LOOP | cancel::SECTIONS => th.team().cancelled(false, th.ctx().ws_count),
+        _ => false,
+    }
+}
+
+/// `__kmpc_cancel_barrier`: a barrier; true on every thread if the region was cancelled.
+pub fn cancel_barrier(th: Thread) -> bool {
+    th.team().barrier(th.tid());
+    Runtime::get().settings().globals.cancellation && th.team().cancelled(true, 0)
+}
+
+/// `__kmpc_doacross_init`: joins (or, first of the team, creates) the doacross state of the
+/// loop about to start.
+pub fn doacross_init(th: Thread, dims: &[doacross::Dim]) {
+    let key = th.ctx().ws_count;
+    let d = th.team().doacross_join(key, dims);
+    th.ctx().doacross = Some((key, d));
+}
+
+/// `__kmpc_doacross_wait`.
+pub fn doacross_wait(th: Thread, vec: &[i64]) {
+    if let Some((_, d)) = &th.ctx().doacross {
+        d.wait(vec);
+    }
+}
+
+/// `__kmpc_doacross_post`.
+pub fn doacross_post(th: Thread, vec: &[i64]) {
+    if let Some((_, d)) = &th.ctx().doacross {
+        d.post(vec);
+    }
+}
+
+/// The number of dimensions of the thread's current doacross loop.
+pub fn doacross_dims(th: Thread) -> usize {
+    th.ctx().doacross.as_ref().map_or(0, |(_, d)| d.ndims())
+}
+
+/// `__kmpc_doacross_fini`.
+pub fn doacross_fini(th: Thread) {
+    if let Some((key, _)) = th.ctx().doacross.take() {
+        th.team().doacross_leave(key);
+    }
+}
