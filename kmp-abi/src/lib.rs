@@ -31,6 +31,12 @@ impl Ident {
     pub(crate) fn erased(loc: *const Ident) -> *const c_void {
         loc as *const c_void
     }
+
+    /// The flags of `loc` (0 for a null ident, which clang never passes).
+    pub(crate) fn flags(loc: *const Ident) -> i32 {
+        // SAFETY: clang passes a pointer to its static ident or null.
+        unsafe { loc.as_ref() }.map_or(0, |l| l.flags)
+    }
 }
 
 /// How many misuse reports are printed before the rest are suppressed.

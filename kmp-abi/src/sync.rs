@@ -92,11 +92,6 @@ pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, _gtid: i32, cri
     oxiomp_instrument::critical_releasing_exit();
 }
 
-fn flags(loc: *const Ident) -> i32 {
-    // SAFETY: clang never passes a null ident; a null one reads as "no flags".
-    unsafe { loc.as_ref() }.map_or(0, |l| l.flags)
-}
-
 /// # Safety
 /// `data` is this thread's reduce list for `func`, as clang builds them.
 #[unsafe(no_mangle)]
@@ -110,7 +105,7 @@ pub unsafe extern "C" fn __kmpc_reduce_nowait(
     _lck: *mut CriticalName,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { ws::reduce(Thread::current(), flags(loc), data, func) as i32 }
+    unsafe { ws::reduce(Thread::current(), Ident::flags(loc), data, func) as i32 }
 }
 
 /// # Safety
@@ -149,6 +144,12 @@ pub unsafe extern "C" fn __kmpc_copyprivate(
 ) {
     // SAFETY: forwarded.
     unsafe { ws::copyprivate(Thread::current(), data, func, didit != 0) }
+}
+
+/// The light copyprivate: returns the single thread's `data` to every thread after a barrier.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_copyprivate_light(_loc: *const Ident, _gtid: i32, data: *mut c_void) -> *mut c_void {
+    ws::copyprivate_light(Thread::current(), data)
 }
 
 #[unsafe(no_mangle)]

@@ -2,7 +2,8 @@
 //! `__kmpc_sections_*` entries. Each type variant converts its bounds to the engine's i128
 //! arithmetic and back (with the type's wrap-around).
 
-use oxiomp_runtime::{Thread, worksharing as ws};
+use oxiomp_runtime::Thread;
+use oxiomp_runtime::worksharing::{self as ws, StaticKind};
 
 use crate::{Ident, misuse};
 
@@ -12,7 +13,7 @@ macro_rules! static_init {
         /// The out-pointers are valid, as clang passes them.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
-            _loc: *const Ident,
+            loc: *const Ident,
             _gtid: i32,
             sched: i32,
             plast: *mut i32,
@@ -24,7 +25,8 @@ macro_rules! static_init {
         ) {
             // SAFETY: clang passes valid, initialised out-parameters.
             let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
-            let c = ws::static_init(Thread::current(), sched, lb, ub, incr as i128, chunk as i128);
+            let what = StaticKind::from_ident_flags(Ident::flags(loc));
+            let c = ws::static_init(Thread::current(), what, sched, lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
             unsafe {
                 *plower = c.lower as $t;
@@ -44,9 +46,88 @@ static_init!(__kmpc_for_static_init_8, i64, i64);
 static_init!(__kmpc_for_static_init_8u, u64, i64);
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_for_static_fini(_loc: *const Ident, _gtid: i32) {
-    ws::static_fini(Thread::current());
+pub extern "C" fn __kmpc_for_static_fini(loc: *const Ident, _gtid: i32) {
+    ws::static_fini(Thread::current(), StaticKind::from_ident_flags(Ident::flags(loc)));
 }
+
+macro_rules! dist_for_static_init {
+    ($name:ident, $t:ty, $st:ty) => {
+        /// # Safety
+        /// The out-pointers are valid, as for `__kmpc_for_static_init_*`.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            _loc: *const Ident,
+            _gtid: i32,
+            sched: i32,
+            plast: *mut i32,
+            plower: *mut $t,
+            pupper: *mut $t,
+            pupper_dist: *mut $t,
+            pstride: *mut $st,
+            incr: $st,
+            chunk: $st,
+        ) {
+            // SAFETY: valid, initialised out-parameters.
+            let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
+            let (c, team_ub) =
+                ws::dist_for_static_init(Thread::current(), sched, lb, ub, incr as i128, chunk as i128);
+            // SAFETY: as above.
+            unsafe {
+                *plower = c.lower as $t;
+                *pupper = c.upper as $t;
+                if !pupper_dist.is_null() {
+                    *pupper_dist = team_ub as $t;
+                }
+                *pstride = c.stride as $st;
+                if !plast.is_null() {
+                    *plast = c.last as i32;
+                }
+            }
+        }
+    };
+}
+
+dist_for_static_init!(__kmpc_dist_for_static_init_4, i32, i32);
+dist_for_static_init!(__kmpc_dist_for_static_init_4u, u32, i32);
+dist_for_static_init!(__kmpc_dist_for_static_init_8, i64, i64);
+dist_for_static_init!(__kmpc_dist_for_static_init_8u, u64, i64);
+
+macro_rules! team_static_init {
+    ($name:ident, $t:ty, $st:ty) => {
+        /// # Safety
+        /// The out-pointers are valid.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            _loc: *const Ident,
+            _gtid: i32,
+            plast: *mut i32,
+            plower: *mut $t,
+            pupper: *mut $t,
+            pstride: *mut $st,
+            incr: $st,
+            chunk: $st,
+        ) {
+            // SAFETY: valid, initialised out-parameters.
+            let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
+            let c = ws::team_static_init(Thread::current(), lb, ub, incr as i128, chunk as i128);
+            // SAFETY: as above.
+            unsafe {
+                *plower = c.lower as $t;
+                *pupper = c.upper as $t;
+                *pstride = c.stride as $st;
+                if !plast.is_null() {
+                    *plast = c.last as i32;
+                }
+            }
+        }
+    };
+}
+
+team_static_init!(__kmpc_team_static_init_4, i32, i32);
+team_static_init!(__kmpc_team_static_init_4u, u32, i32);
+team_static_init!(__kmpc_team_static_init_8, i64, i64);
+team_static_init!(__kmpc_team_static_init_8u, u64, i64);
 
 macro_rules! dispatch {
     ($init:ident, $next:ident, $fini:ident, $t:ty, $st:ty) => {

@@ -19,9 +19,39 @@ pub use static_sched::StaticChunk;
 const DISTRIBUTE_CHUNKED: i32 = 91;
 const DISTRIBUTE: i32 = 92;
 
+/// What a static worksharing construct is, for the state it records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StaticKind {
+    Loop,
+    Sections,
+    Distribute,
+}
+
+impl StaticKind {
+    /// From the `ident_t` flags clang passes to static init/fini (0x400 sections, 0x800
+    /// distribute).
+    pub fn from_ident_flags(flags: i32) -> StaticKind {
+        if flags & 0x400 != 0 {
+            StaticKind::Sections
+        } else if flags & 0x800 != 0 {
+            StaticKind::Distribute
+        } else {
+            StaticKind::Loop
+        }
+    }
+}
+
 /// `__kmpc_for_static_init_*`: the calling thread's part of a static loop. `distribute`
 /// schedules split the loop over the teams of the league instead of the threads of the team.
-pub fn static_init(th: Thread, sched: i32, lb: i128, ub: i128, incr: i128, chunk: i128) -> StaticChunk {
+pub fn static_init(
+    th: Thread,
+    what: StaticKind,
+    sched: i32,
+    lb: i128,
+    ub: i128,
+    incr: i128,
+    chunk: i128,
+) -> StaticChunk {
     let base = sched & !(0x6000_0000);
     let (tid, nth) = match base {
         DISTRIBUTE | DISTRIBUTE_CHUNKED => (th.team().team_num as u32, th.team().num_teams.max(1) as u32),
@@ -30,13 +60,64 @@ pub fn static_init(th: Thread, sched: i32, lb: i128, ub: i128, incr: i128, chunk
     let chunked = matches!(base, 33 | 65 | DISTRIBUTE_CHUNKED | 45);
     th.ctx().ws_count += 1;
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
-    oxiomp_instrument::static_for_chunk_enter();
+    match what {
+        StaticKind::Loop => oxiomp_instrument::static_for_chunk_enter(),
+        StaticKind::Sections => oxiomp_instrument::section_enter(),
+        StaticKind::Distribute => oxiomp_instrument::distribute_enter(),
+    }
     c
 }
 
 /// `__kmpc_for_static_fini`.
-pub fn static_fini(_th: Thread) {
-    oxiomp_instrument::static_for_chunk_exit();
+pub fn static_fini(_th: Thread, what: StaticKind) {
+    match what {
+        StaticKind::Loop => oxiomp_instrument::static_for_chunk_exit(),
+        StaticKind::Sections => oxiomp_instrument::section_exit(),
+        StaticKind::Distribute => oxiomp_instrument::distribute_exit(),
+    }
+}
+
+/// `__kmpc_dist_for_static_init_*` (`distribute parallel for` in one call): the league's
+/// teams split the loop (balanced blocks), then the team's threads split their team's block
+/// by `sched`. Returns the thread's chunk and the upper bound of the team's block.
+pub fn dist_for_static_init(
+    th: Thread,
+    sched: i32,
+    lb: i128,
+    ub: i128,
+    incr: i128,
+    chunk: i128,
+) -> (StaticChunk, i128) {
+    let team = th.team();
+    let t = static_sched::static_chunk(
+        lb,
+        ub,
+        incr,
+        false,
+        0,
+        team.team_num as u32,
+        team.num_teams.max(1) as u32,
+    );
+    if static_sched::trip_count(t.lower, t.upper, incr) == 0 {
+        return (StaticChunk { lower: t.lower, upper: t.upper, stride: incr, last: false }, t.upper);
+    }
+    let mut c = static_init(th, StaticKind::Loop, sched, t.lower, t.upper, incr, chunk);
+    c.last &= t.last;
+    (c, t.upper)
+}
+
+/// `__kmpc_team_static_init_*`: chunks of the loop dealt round-robin to the league's teams.
+pub fn team_static_init(th: Thread, lb: i128, ub: i128, incr: i128, chunk: i128) -> StaticChunk {
+    let team = th.team();
+    static_sched::static_chunk(
+        lb,
+        ub,
+        incr,
+        true,
+        chunk.max(1),
+        team.team_num as u32,
+        team.num_teams.max(1) as u32,
+    )
 }
 
 /// `__kmpc_dispatch_init_*`. Returns false (and starts nothing) for an unknown schedule.
@@ -111,6 +192,18 @@ pub fn dispatch_fini(th: Thread) {
 pub unsafe fn reduce(th: Thread, flags: i32, data: *mut c_void, func: ReduceFn) -> Method {
     // SAFETY: forwarded from the caller.
     unsafe { th.team().exchange().reduce(th.tid(), flags, data, func) }
+}
+
+/// `__kmpc_copyprivate_light`: the thread that ran the single passes a non-null `data`; after
+/// one barrier every thread gets that pointer back (the caller copies, and brings its own
+/// barrier before the source may go away).
+pub fn copyprivate_light(th: Thread, data: *mut c_void) -> *mut c_void {
+    let team = th.team();
+    if !data.is_null() {
+        team.exchange().publish_copy(data);
+    }
+    team.barrier(th.tid());
+    team.exchange().copy_source()
 }
 
 /// `__kmpc_copyprivate`: the thread that ran the single (`didit`) hands its list to the others,

@@ -86,7 +86,7 @@ impl Exchange {
         // Only this thread writes its slot: its last epoch + 1 is this reduction's.
         let e = mine.ready.load().wrapping_add(1);
         let mut r = 0;
-        while tid % (2 << r) == 0 {
+        while tid.is_multiple_of(2 << r) {
             let child = tid + (1 << r);
             if child >= n {
                 break;

@@ -46,7 +46,10 @@ pub fn static_chunk(
         return StaticChunk { lower: lb, upper: ub, stride: incr, last: false };
     }
     if nth <= 1 {
-        return StaticChunk { lower: lb, upper: ub, stride: tc, last: true };
+        // The whole loop; a chunked caller's next chunk (lower + stride) lies past the end in
+        // the loop's direction (for clang's normalised loops, incr = 1, this is libomp's `tc`).
+        let stride = if chunked && chunk > 0 { tc * incr } else { tc };
+        return StaticChunk { lower: lb, upper: ub, stride, last: true };
     }
     let (t, n) = (tid as i128, nth as i128);
     if !chunked || chunk <= 0 {
@@ -127,7 +130,12 @@ mod tests {
                             }
                             let mut i = lo;
                             while (incr > 0 && i <= hi) || (incr < 0 && i >= hi) {
-                                hits[((i - lb) / incr) as usize] += 1;
+                                let idx = (i - lb) / incr;
+                                assert!(
+                                    idx >= 0 && (idx as usize) < hits.len(),
+                                    "{lb},{ub},{incr} nth={nth} chunk={chunk} i={i} c={c:?}"
+                                );
+                                hits[idx as usize] += 1;
                                 i += incr;
                             }
                             if !chunked {
