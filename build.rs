@@ -4,6 +4,11 @@
 
 use std::fmt::Write as _;
 
+const VERSION_NODES_OMP: [&str; 7] =
+    ["OMP_1.0", "OMP_2.0", "OMP_3.0", "OMP_3.1", "OMP_4.0", "OMP_4.5", "OMP_5.0"];
+const VERSION_NODES_GOMP: [&str; 7] =
+    ["GOMP_1.0", "GOMP_2.0", "GOMP_3.0", "GOMP_4.0", "GOMP_4.5", "GOMP_5.0", "GOMP_5.0.1"];
+
 fn main() {
     println!("cargo:rerun-if-changed=abi/exports.txt");
     let list = std::fs::read_to_string("abi/exports.txt").expect("abi/exports.txt");
@@ -12,12 +17,15 @@ fn main() {
         writeln!(script, "    {pat};").unwrap();
     }
     script.push_str("  local: *;\n};\n");
-    // libomp also defines the GOMP-compatibility nodes OMP_1.0 .. OMP_5.0; they carry no
-    // symbols of ours but are declared so `readelf -V` shows the same node names.
-    let mut parent = String::new();
-    for v in ["OMP_1.0", "OMP_2.0", "OMP_3.0", "OMP_3.1", "OMP_4.0", "OMP_4.5", "OMP_5.0"] {
-        writeln!(script, "{v} {{\n}} {parent};").unwrap();
-        parent = v.to_string();
+    // libomp also defines the GOMP-compatibility nodes (OMP_1.0 .. OMP_5.0 and GOMP_1.0 ..
+    // GOMP_5.0.1, each a child of the one before); they carry no symbols of ours (no GOMP_*
+    // entry points yet) but are declared so `readelf -V` shows the same node names.
+    for chain in [&VERSION_NODES_OMP[..], &VERSION_NODES_GOMP[..]] {
+        let mut parent = String::new();
+        for v in chain {
+            writeln!(script, "{v} {{\n}} {parent};").unwrap();
+            parent = v.to_string();
+        }
     }
     let out = std::env::var("OUT_DIR").expect("OUT_DIR");
     let path = format!("{out}/libomp.map");

@@ -223,6 +223,7 @@ macro_rules! c_tests {
 }
 
 c_tests! {
+    abi_direct,
     affinity,
     barrier_nested_ws,
     cancel,
@@ -239,6 +240,8 @@ c_tests! {
     for_dynamic_lastprivate,
     for_ordered,
     for_static,
+    fork_call_if,
+    idle_sleep,
     if_clause,
     locks,
     many_regions,

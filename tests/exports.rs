@@ -63,7 +63,24 @@ fn soname_and_version_nodes() {
     let dynamic = tool("readelf", &["-d"], &lib);
     assert!(dynamic.contains("Library soname: [libomp.so.5]"), "{dynamic}");
     let versions = tool("readelf", &["-V"], &lib);
-    for node in ["VERSION", "OMP_1.0", "OMP_2.0", "OMP_3.0", "OMP_3.1", "OMP_4.0", "OMP_4.5", "OMP_5.0"] {
+    // The node names of LLVM's libomp 19 (`readelf -V /usr/lib/llvm-19/lib/libomp.so.5`).
+    for node in [
+        "VERSION",
+        "OMP_1.0",
+        "OMP_2.0",
+        "OMP_3.0",
+        "OMP_3.1",
+        "OMP_4.0",
+        "OMP_4.5",
+        "OMP_5.0",
+        "GOMP_1.0",
+        "GOMP_2.0",
+        "GOMP_3.0",
+        "GOMP_4.0",
+        "GOMP_4.5",
+        "GOMP_5.0",
+        "GOMP_5.0.1",
+    ] {
         assert!(versions.contains(&format!("Name: {node}\n")), "node {node} missing:\n{versions}");
     }
 }

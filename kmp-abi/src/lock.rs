@@ -1,7 +1,7 @@
 //! `omp_*_lock` and `omp_*_nest_lock`. A simple lock lives inline in the program's 8-byte
 //! `omp_lock_t`; a nestable lock is a heap object whose pointer the `omp_nest_lock_t` holds.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::lock::{LockWord, NestLock};
@@ -162,4 +162,59 @@ pub unsafe extern "C" fn omp_test_nest_lock(lock: *mut OmpNestLock) -> c_int {
             0
         }
     }
+}
+
+/// The `__kmpc_*_lock` entry points: the same locks, with the (location, gtid) prefix of the
+/// kmpc interface and the user's storage passed as `void **`.
+macro_rules! kmpc_lock {
+    ($( $name:ident => $omp:ident ( $($ret:ty)? ) ; )*) => {
+        $(
+            /// # Safety
+            /// `lock` points to the program's lock storage, as for the `omp_*` routine.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn $name(_loc: *const crate::Ident, _gtid: i32, lock: *mut *mut c_void) $(-> $ret)? {
+                // SAFETY: the storage layouts are those of omp_lock_t / omp_nest_lock_t.
+                unsafe { $omp(lock as _) }
+            }
+        )*
+    };
+}
+
+kmpc_lock! {
+    __kmpc_init_lock => omp_init_lock();
+    __kmpc_destroy_lock => omp_destroy_lock();
+    __kmpc_set_lock => omp_set_lock();
+    __kmpc_unset_lock => omp_unset_lock();
+    __kmpc_test_lock => omp_test_lock(c_int);
+    __kmpc_init_nest_lock => omp_init_nest_lock();
+    __kmpc_destroy_nest_lock => omp_destroy_nest_lock();
+    __kmpc_set_nest_lock => omp_set_nest_lock();
+    __kmpc_unset_nest_lock => omp_unset_nest_lock();
+    __kmpc_test_nest_lock => omp_test_nest_lock(c_int);
+}
+
+/// # Safety
+/// As for `omp_init_lock_with_hint`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_init_lock_with_hint(
+    _loc: *const crate::Ident,
+    _gtid: i32,
+    lock: *mut *mut c_void,
+    hint: u32,
+) {
+    // SAFETY: as above.
+    unsafe { omp_init_lock_with_hint(lock as _, hint as c_int) }
+}
+
+/// # Safety
+/// As for `omp_init_nest_lock_with_hint`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_init_nest_lock_with_hint(
+    _loc: *const crate::Ident,
+    _gtid: i32,
+    lock: *mut *mut c_void,
+    hint: u32,
+) {
+    // SAFETY: as above.
+    unsafe { omp_init_nest_lock_with_hint(lock as _, hint as c_int) }
 }

@@ -18,6 +18,8 @@ const UNLOCKED: u32 = MARK;
 const LOCKED: u32 = MARK | 1;
 const CONTENDED: u32 = MARK | 2;
 const DESTROYED: u32 = 0xdead_0000;
+/// Polls of a contended lock before the waiter sleeps.
+const SPINS: u32 = 100;
 
 /// Misuse of a lock routine: the text says what was wrong.
 pub type LockMisuse = &'static str;
@@ -109,7 +111,7 @@ impl LockWord {
 /// `unlocked | 1`, contended `unlocked | 2`): spin briefly, then sleep on the futex.
 #[cold]
 fn lock_contended(state: &AtomicU32, unlocked: u32) {
-    for _ in 0..100 {
+    for _ in 0..SPINS {
         std::hint::spin_loop();
         if state.load(Ordering::Relaxed) == unlocked
             && state.compare_exchange(unlocked, unlocked | 1, Ordering::Acquire, Ordering::Relaxed).is_ok()

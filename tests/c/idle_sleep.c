@@ -1,0 +1,59 @@
+// idle_sleep.c - idle workers do not burn a core forever: with KMP_BLOCKTIME=20 (ms), once a
+// region is over and the primary thread has slept 400 ms, every other thread of the process
+// is asleep (state S in /proc/self/task/*/stat), while the primary is the only one running.
+// oxiomp-test: threads=2,4,16
+// oxiomp-test: env=KMP_BLOCKTIME=20
+#include <dirent.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int running_threads(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int running = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (p && p[1] == ' ' && p[2] == 'R') running++;
+  }
+  closedir(d);
+  return running;
+}
+
+int main(void) {
+  int n = 0;
+#pragma omp parallel
+  {
+#pragma omp atomic
+    n++;
+  }
+  if (n != omp_get_max_threads()) {
+    fprintf(stderr, "FAIL: region ran on %d threads\n", n);
+    return 1;
+  }
+  // Spinning workers would show as R (running) whenever sampled; give them time to park and
+  // sample a few times.
+  usleep(400 * 1000);
+  int worst = 0;
+  for (int i = 0; i < 5; i++) {
+    int r = running_threads();
+    if (r > worst) worst = r;
+    usleep(20 * 1000);
+  }
+  if (worst != 1) {
+    fprintf(stderr, "FAIL: %d threads running while idle (expected only the primary)\n", worst);
+    return 1;
+  }
+  printf("ok idle_sleep\n");
+  return 0;
+}
