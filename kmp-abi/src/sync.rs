@@ -55,10 +55,12 @@ pub extern "C" fn __kmpc_end_masked(_loc: *const Ident, _gtid: i32) {}
 /// # Safety
 /// `crit` points to the compiler's zero-initialised 32-byte `kmp_critical_name`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __kmpc_critical(_loc: *const Ident, _gtid: i32, crit: *mut CriticalName) {
+pub unsafe extern "C" fn __kmpc_critical(_loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
     oxiomp_instrument::critical_acquiring_enter();
+    // The gtid clang passes is the one this runtime gave the calling thread (from
+    // __kmpc_global_thread_num or the microtask's argument), so no thread-local lookup.
     // SAFETY: the compiler passes its static, 8-aligned, zeroed 32-byte name object.
-    let r = unsafe { &*crit }.enter(Thread::current().gtid());
+    let r = unsafe { &*crit }.enter(gtid);
     oxiomp_instrument::critical_acquiring_exit();
     if let Err(e) = r {
         crate::fatal("__kmpc_critical", e);
@@ -82,11 +84,11 @@ pub unsafe extern "C" fn __kmpc_critical_with_hint(
 /// # Safety
 /// As for [`__kmpc_critical`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, _gtid: i32, crit: *mut CriticalName) {
+pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
     oxiomp_instrument::critical_section_exit();
     oxiomp_instrument::critical_releasing_enter();
     // SAFETY: as in __kmpc_critical.
-    if let Err(e) = unsafe { &*crit }.exit(Thread::current().gtid()) {
+    if let Err(e) = unsafe { &*crit }.exit(gtid) {
         crate::misuse("__kmpc_end_critical", e);
     }
     oxiomp_instrument::critical_releasing_exit();
