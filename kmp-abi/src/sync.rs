@@ -9,8 +9,8 @@ use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
 use crate::Ident;
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_barrier(_loc: *const Ident, _gtid: i32) {
-    let th = Thread::current();
+pub extern "C" fn __kmpc_barrier(_loc: *const Ident, gtid: i32) {
+    let th = Thread::from_gtid(gtid);
     th.team().barrier(th.tid());
 }
 
@@ -21,8 +21,8 @@ pub extern "C" fn __kmpc_flush(_loc: *const Ident) {
 
 /// `single`: 1 for the one thread that executes the block.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_single(_loc: *const Ident, _gtid: i32) -> i32 {
-    let won = oxiomp_runtime::team::single(Thread::current());
+pub extern "C" fn __kmpc_single(_loc: *const Ident, gtid: i32) -> i32 {
+    let won = oxiomp_runtime::team::single(Thread::from_gtid(gtid));
     if won {
         oxiomp_instrument::single_enter();
     }
@@ -36,8 +36,8 @@ pub extern "C" fn __kmpc_end_single(_loc: *const Ident, _gtid: i32) {
 
 /// `master`: 1 on the primary thread.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_master(_loc: *const Ident, _gtid: i32) -> i32 {
-    (Thread::current().tid() == 0) as i32
+pub extern "C" fn __kmpc_master(_loc: *const Ident, gtid: i32) -> i32 {
+    (Thread::from_gtid(gtid).tid() == 0) as i32
 }
 
 #[unsafe(no_mangle)]
@@ -45,8 +45,8 @@ pub extern "C" fn __kmpc_end_master(_loc: *const Ident, _gtid: i32) {}
 
 /// `masked filter(f)`: 1 on thread `f`.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_masked(_loc: *const Ident, _gtid: i32, filter: i32) -> i32 {
-    (Thread::current().tid() as i32 == filter) as i32
+pub extern "C" fn __kmpc_masked(_loc: *const Ident, gtid: i32, filter: i32) -> i32 {
+    (Thread::from_gtid(gtid).tid() as i32 == filter) as i32
 }
 
 #[unsafe(no_mangle)]
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, gtid: i32, crit
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_reduce_nowait(
     loc: *const Ident,
-    _gtid: i32,
+    gtid: i32,
     _num_vars: i32,
     _size: usize,
     data: *mut c_void,
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn __kmpc_reduce_nowait(
     _lck: *mut CriticalName,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { ws::reduce(Thread::current(), Ident::flags(loc), data, func) as i32 }
+    unsafe { ws::reduce(Thread::from_gtid(gtid), Ident::flags(loc), data, func) as i32 }
 }
 
 /// # Safety
@@ -138,42 +138,42 @@ pub extern "C" fn __kmpc_end_reduce(_loc: *const Ident, _gtid: i32, _lck: *mut C
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_copyprivate(
     _loc: *const Ident,
-    _gtid: i32,
+    gtid: i32,
     _size: usize,
     data: *mut c_void,
     func: ReduceFn,
     didit: i32,
 ) {
     // SAFETY: forwarded.
-    unsafe { ws::copyprivate(Thread::current(), data, func, didit != 0) }
+    unsafe { ws::copyprivate(Thread::from_gtid(gtid), data, func, didit != 0) }
 }
 
 /// The light copyprivate: returns the single thread's `data` to every thread after a barrier.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_copyprivate_light(_loc: *const Ident, _gtid: i32, data: *mut c_void) -> *mut c_void {
-    ws::copyprivate_light(Thread::current(), data)
+pub extern "C" fn __kmpc_copyprivate_light(_loc: *const Ident, gtid: i32, data: *mut c_void) -> *mut c_void {
+    ws::copyprivate_light(Thread::from_gtid(gtid), data)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_cancel(_loc: *const Ident, _gtid: i32, kind: i32) -> i32 {
-    ws::cancel(Thread::current(), kind) as i32
+pub extern "C" fn __kmpc_cancel(_loc: *const Ident, gtid: i32, kind: i32) -> i32 {
+    ws::cancel(Thread::from_gtid(gtid), kind) as i32
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_cancellationpoint(_loc: *const Ident, _gtid: i32, kind: i32) -> i32 {
-    ws::cancellation_point(Thread::current(), kind) as i32
+pub extern "C" fn __kmpc_cancellationpoint(_loc: *const Ident, gtid: i32, kind: i32) -> i32 {
+    ws::cancellation_point(Thread::from_gtid(gtid), kind) as i32
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_cancel_barrier(_loc: *const Ident, _gtid: i32) -> i32 {
-    ws::cancel_barrier(Thread::current()) as i32
+pub extern "C" fn __kmpc_cancel_barrier(_loc: *const Ident, gtid: i32) -> i32 {
+    ws::cancel_barrier(Thread::from_gtid(gtid)) as i32
 }
 
 /// A split barrier: everybody arrives; the primary thread returns 1 at once and runs its block,
 /// the others return 0 only when it calls `__kmpc_end_barrier_master`.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_barrier_master(_loc: *const Ident, _gtid: i32) -> i32 {
-    let th = Thread::current();
+pub extern "C" fn __kmpc_barrier_master(_loc: *const Ident, gtid: i32) -> i32 {
+    let th = Thread::from_gtid(gtid);
     let (team, tid) = (th.team(), th.tid());
     team.barrier(tid);
     if tid == 0 {
@@ -184,14 +184,14 @@ pub extern "C" fn __kmpc_barrier_master(_loc: *const Ident, _gtid: i32) -> i32 {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_barrier_master(_loc: *const Ident, _gtid: i32) {
-    let th = Thread::current();
+pub extern "C" fn __kmpc_end_barrier_master(_loc: *const Ident, gtid: i32) {
+    let th = Thread::from_gtid(gtid);
     th.team().barrier(th.tid());
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_barrier_master_nowait(_loc: *const Ident, _gtid: i32) -> i32 {
-    let th = Thread::current();
+pub extern "C" fn __kmpc_barrier_master_nowait(_loc: *const Ident, gtid: i32) -> i32 {
+    let th = Thread::from_gtid(gtid);
     th.team().barrier(th.tid());
     (th.tid() == 0) as i32
 }

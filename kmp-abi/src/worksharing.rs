@@ -14,7 +14,7 @@ macro_rules! static_init {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
             loc: *const Ident,
-            _gtid: i32,
+            gtid: i32,
             sched: i32,
             plast: *mut i32,
             plower: *mut $t,
@@ -26,7 +26,8 @@ macro_rules! static_init {
             // SAFETY: clang passes valid, initialised out-parameters.
             let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
             let what = StaticKind::from_ident_flags(Ident::flags(loc));
-            let c = ws::static_init(Thread::current(), what, sched, lb, ub, incr as i128, chunk as i128);
+            let c =
+                ws::static_init(Thread::from_gtid(gtid), what, sched, lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
             unsafe {
                 *plower = c.lower as $t;
@@ -46,8 +47,8 @@ static_init!(__kmpc_for_static_init_8, i64, i64);
 static_init!(__kmpc_for_static_init_8u, u64, i64);
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_for_static_fini(loc: *const Ident, _gtid: i32) {
-    ws::static_fini(Thread::current(), StaticKind::from_ident_flags(Ident::flags(loc)));
+pub extern "C" fn __kmpc_for_static_fini(loc: *const Ident, gtid: i32) {
+    ws::static_fini(Thread::from_gtid(gtid), StaticKind::from_ident_flags(Ident::flags(loc)));
 }
 
 macro_rules! dist_for_static_init {
@@ -58,7 +59,7 @@ macro_rules! dist_for_static_init {
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "C" fn $name(
             _loc: *const Ident,
-            _gtid: i32,
+            gtid: i32,
             sched: i32,
             plast: *mut i32,
             plower: *mut $t,
@@ -71,7 +72,7 @@ macro_rules! dist_for_static_init {
             // SAFETY: valid, initialised out-parameters.
             let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
             let (c, team_ub) =
-                ws::dist_for_static_init(Thread::current(), sched, lb, ub, incr as i128, chunk as i128);
+                ws::dist_for_static_init(Thread::from_gtid(gtid), sched, lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
             unsafe {
                 *plower = c.lower as $t;
@@ -100,7 +101,7 @@ macro_rules! team_static_init {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
             _loc: *const Ident,
-            _gtid: i32,
+            gtid: i32,
             plast: *mut i32,
             plower: *mut $t,
             pupper: *mut $t,
@@ -110,7 +111,7 @@ macro_rules! team_static_init {
         ) {
             // SAFETY: valid, initialised out-parameters.
             let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
-            let c = ws::team_static_init(Thread::current(), lb, ub, incr as i128, chunk as i128);
+            let c = ws::team_static_init(Thread::from_gtid(gtid), lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
             unsafe {
                 *plower = c.lower as $t;
@@ -134,15 +135,21 @@ macro_rules! dispatch {
         #[unsafe(no_mangle)]
         pub extern "C" fn $init(
             _loc: *const Ident,
-            _gtid: i32,
+            gtid: i32,
             sched: i32,
             lb: $t,
             ub: $t,
             st: $st,
             chunk: $st,
         ) {
-            if !ws::dispatch_init(Thread::current(), sched, lb as i128, ub as i128, st as i128, chunk as i64)
-            {
+            if !ws::dispatch_init(
+                Thread::from_gtid(gtid),
+                sched,
+                lb as i128,
+                ub as i128,
+                st as i128,
+                chunk as i64,
+            ) {
                 misuse(stringify!($init), "unknown schedule type; the loop runs no iterations");
             }
         }
@@ -152,13 +159,13 @@ macro_rules! dispatch {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $next(
             _loc: *const Ident,
-            _gtid: i32,
+            gtid: i32,
             plast: *mut i32,
             plower: *mut $t,
             pupper: *mut $t,
             pstride: *mut $st,
         ) -> i32 {
-            match ws::dispatch_next(Thread::current()) {
+            match ws::dispatch_next(Thread::from_gtid(gtid)) {
                 Some(c) => {
                     // SAFETY: clang passes valid out-parameters.
                     unsafe {
@@ -178,8 +185,8 @@ macro_rules! dispatch {
         }
 
         #[unsafe(no_mangle)]
-        pub extern "C" fn $fini(_loc: *const Ident, _gtid: i32) {
-            ws::dispatch_fini(Thread::current());
+        pub extern "C" fn $fini(_loc: *const Ident, gtid: i32) {
+            ws::dispatch_fini(Thread::from_gtid(gtid));
         }
     };
 }
@@ -190,18 +197,18 @@ dispatch!(__kmpc_dispatch_init_8, __kmpc_dispatch_next_8, __kmpc_dispatch_fini_8
 dispatch!(__kmpc_dispatch_init_8u, __kmpc_dispatch_next_8u, __kmpc_dispatch_fini_8u, u64, i64);
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_dispatch_deinit(_loc: *const Ident, _gtid: i32) {
-    ws::dispatch_deinit(Thread::current());
+pub extern "C" fn __kmpc_dispatch_deinit(_loc: *const Ident, gtid: i32) {
+    ws::dispatch_deinit(Thread::from_gtid(gtid));
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_ordered(_loc: *const Ident, _gtid: i32) {
-    ws::ordered_enter(Thread::current());
+pub extern "C" fn __kmpc_ordered(_loc: *const Ident, gtid: i32) {
+    ws::ordered_enter(Thread::from_gtid(gtid));
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_ordered(_loc: *const Ident, _gtid: i32) {
-    ws::ordered_exit(Thread::current());
+pub extern "C" fn __kmpc_end_ordered(_loc: *const Ident, gtid: i32) {
+    ws::ordered_exit(Thread::from_gtid(gtid));
 }
 
 /// The `sections` entries of libomp's newer interface (clang-19 lowers `sections` to a static
@@ -209,15 +216,15 @@ pub extern "C" fn __kmpc_end_ordered(_loc: *const Ident, _gtid: i32) {
 /// The sections are handed out like a `dynamic,1` loop over `0..n`, which starts at the first
 /// `next_section` (the count is only known there).
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_sections_init(_loc: *const Ident, _gtid: i32) -> i32 {
-    Thread::current().set_sections_open(false);
+pub extern "C" fn __kmpc_sections_init(_loc: *const Ident, gtid: i32) -> i32 {
+    Thread::from_gtid(gtid).set_sections_open(false);
     0
 }
 
 /// The next section for this thread, `n` when there is none left.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_next_section(_loc: *const Ident, _gtid: i32, n: i32) -> i32 {
-    let th = Thread::current();
+pub extern "C" fn __kmpc_next_section(_loc: *const Ident, gtid: i32, n: i32) -> i32 {
+    let th = Thread::from_gtid(gtid);
     if !th.sections_open() {
         ws::dispatch_init(th, 35, 0, n as i128 - 1, 1, 1);
         th.set_sections_open(true);
@@ -229,8 +236,8 @@ pub extern "C" fn __kmpc_next_section(_loc: *const Ident, _gtid: i32, n: i32) ->
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_sections(_loc: *const Ident, _gtid: i32) {
-    let th = Thread::current();
+pub extern "C" fn __kmpc_end_sections(_loc: *const Ident, gtid: i32) {
+    let th = Thread::from_gtid(gtid);
     if th.sections_open() {
         ws::dispatch_deinit(th);
         th.set_sections_open(false);

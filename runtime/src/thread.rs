@@ -194,6 +194,23 @@ impl Thread {
         }
     }
 
+    /// The calling thread, found by the gtid the compiler passes back to the runtime (which
+    /// gave it to this very thread): a table load instead of a thread-local lookup. Falls back
+    /// to [`Thread::current`] for a gtid the runtime never handed out.
+    #[inline]
+    pub fn from_gtid(gtid: i32) -> Thread {
+        match Runtime::get().thread(gtid) {
+            Some(desc) => {
+                debug_assert!(
+                    std::ptr::eq(desc, Thread::current().desc),
+                    "gtid {gtid} is not the calling thread's"
+                );
+                Thread { desc, _not_send: std::marker::PhantomData }
+            }
+            None => Thread::current(),
+        }
+    }
+
     #[cold]
     fn register_initial() -> Thread {
         let rt = Runtime::get();
