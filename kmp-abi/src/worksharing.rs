@@ -7,6 +7,18 @@ use oxiomp_runtime::worksharing::{self as ws, StaticKind};
 
 use crate::{Ident, misuse};
 
+/// Writes a static chunk back through clang's out-parameters, in the loop's own types.
+macro_rules! store_chunk {
+    ($c:expr, $plast:expr, $plower:expr, $pupper:expr, $pstride:expr, $t:ty, $st:ty) => {{
+        *$plower = $c.lower as $t;
+        *$pupper = $c.upper as $t;
+        *$pstride = $c.stride as $st;
+        if !$plast.is_null() {
+            *$plast = $c.last as i32;
+        }
+    }};
+}
+
 macro_rules! static_init {
     ($name:ident, $t:ty, $st:ty) => {
         /// # Safety
@@ -29,14 +41,7 @@ macro_rules! static_init {
             let c =
                 ws::static_init(Thread::from_gtid(gtid), what, sched, lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
-            unsafe {
-                *plower = c.lower as $t;
-                *pupper = c.upper as $t;
-                *pstride = c.stride as $st;
-                if !plast.is_null() {
-                    *plast = c.last as i32;
-                }
-            }
+            unsafe { store_chunk!(c, plast, plower, pupper, pstride, $t, $st) };
         }
     };
 }
@@ -75,14 +80,9 @@ macro_rules! dist_for_static_init {
                 ws::dist_for_static_init(Thread::from_gtid(gtid), sched, lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
             unsafe {
-                *plower = c.lower as $t;
-                *pupper = c.upper as $t;
+                store_chunk!(c, plast, plower, pupper, pstride, $t, $st);
                 if !pupper_dist.is_null() {
                     *pupper_dist = team_ub as $t;
-                }
-                *pstride = c.stride as $st;
-                if !plast.is_null() {
-                    *plast = c.last as i32;
                 }
             }
         }
@@ -113,14 +113,7 @@ macro_rules! team_static_init {
             let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
             let c = ws::team_static_init(Thread::from_gtid(gtid), lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
-            unsafe {
-                *plower = c.lower as $t;
-                *pupper = c.upper as $t;
-                *pstride = c.stride as $st;
-                if !plast.is_null() {
-                    *plast = c.last as i32;
-                }
-            }
+            unsafe { store_chunk!(c, plast, plower, pupper, pstride, $t, $st) };
         }
     };
 }

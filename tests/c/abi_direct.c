@@ -34,12 +34,7 @@ void __kmpc_unset_nest_lock(ident_t *, int32_t, void **);
 int __kmpc_test_nest_lock(ident_t *, int32_t, void **);
 void __kmpc_destroy_nest_lock(ident_t *, int32_t, void **);
 
-static int failures = 0;
-#define CHECK(what, cond)                                                                          \
-  do {                                                                                             \
-    if (!(cond) && __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED) < 20)                        \
-      fprintf(stderr, "FAIL: %s\n", what);                                                          \
-  } while (0)
+#include "check.h"
 
 int main(void) {
   enum { NSEC = 37 };

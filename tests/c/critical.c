@@ -17,16 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures = 0;
-static void fail_int(const char *what, long long got, long long exp) {
-  if (__atomic_fetch_add(&failures, 1, __ATOMIC_SEQ_CST) < 50)
-    fprintf(stderr, "FAIL: %s (got %lld, expected %lld)\n", what, got, exp);
-}
-#define CHECK_EQ(what, got, exp)                                               \
-  do {                                                                         \
-    long long g_ = (long long)(got), e_ = (long long)(exp);                    \
-    if (g_ != e_) fail_int(what, g_, e_);                                      \
-  } while (0)
+#include "check.h"
 
 #define PER_THREAD 2000 /* unnamed critical */
 #define PER_THREAD2 500 /* the other sections */

@@ -11,16 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-static void fail_int(const char *what, long long got, long long exp) {
-  if (__atomic_fetch_add(&failures, 1, __ATOMIC_SEQ_CST) < 50)
-    fprintf(stderr, "FAIL: %s (got %lld, expected %lld)\n", what, got, exp);
-}
-#define CHECK_EQ(what, got, exp)                                               \
-  do {                                                                         \
-    long long g_ = (long long)(got), e_ = (long long)(exp);                    \
-    if (g_ != e_) fail_int(what, g_, e_);                                      \
-  } while (0)
+#include "check.h"
 
 static int inner_count;
 static int path_seen[8];

@@ -14,17 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static int failures = 0;
-static void fail_int(const char *what, long long got, long long exp) {
-  if (__atomic_fetch_add(&failures, 1, __ATOMIC_SEQ_CST) < 50)
-    fprintf(stderr, "FAIL: %s (got %lld, expected %lld)\n", what, got, exp);
-}
-#define CHECK_EQ(what, got, exp)                                               \
-  do {                                                                         \
-    long long g_ = (long long)(got), e_ = (long long)(exp);                    \
-    if (g_ != e_) fail_int(what, g_, e_);                                      \
-  } while (0)
-#define CHECK(what, cond) CHECK_EQ(what, !!(cond), 1)
+#include "check.h"
 
 #define MAXT 256
 static const int place_cpu[2] = {1, 0};

@@ -32,6 +32,7 @@ use crate::icv::ScheduleKind;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::sync::wait::EpochFlag;
 use crate::worksharing::static_sched::trip_count;
+use crate::worksharing::strip_modifiers;
 
 /// Slots per team: loops a thread may run ahead of the slowest one.
 pub const RING: u32 = 8;
@@ -323,7 +324,7 @@ impl Ring {
 /// The dispatch kind for a `sched_type` value as clang passes it (modifier bits stripped), or
 /// None if the value is not a schedule. `runtime` and `auto` resolve through run-sched-var.
 pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Option<i64>)> {
-    let base = sched & !(0x6000_0000);
+    let base = strip_modifiers(sched);
     let base = if (160..=199).contains(&base) { base - 160 + 32 } else { base };
     let base = if (65..=71).contains(&base) { base - 32 } else { base };
     Some(match base {

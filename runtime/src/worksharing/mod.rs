@@ -15,6 +15,11 @@ pub use dispatch::Chunk;
 pub use reduction::{Method, ReduceFn};
 pub use static_sched::StaticChunk;
 
+/// A `sched_type` without the monotonic (1 << 29) and nonmonotonic (1 << 30) modifier bits.
+pub(crate) fn strip_modifiers(sched: i32) -> i32 {
+    sched & !(0x6000_0000)
+}
+
 /// `sched_type` values of `distribute` (dist_schedule static chunked / unchunked).
 const DISTRIBUTE_CHUNKED: i32 = 91;
 const DISTRIBUTE: i32 = 92;
@@ -52,7 +57,7 @@ pub fn static_init(
     incr: i128,
     chunk: i128,
 ) -> StaticChunk {
-    let base = sched & !(0x6000_0000);
+    let base = strip_modifiers(sched);
     let (tid, nth) = match base {
         DISTRIBUTE | DISTRIBUTE_CHUNKED => (th.team().team_num as u32, th.team().num_teams.max(1) as u32),
         _ => (th.tid(), th.team().nthreads),
