@@ -10,6 +10,7 @@ pub mod api;
 pub mod lock;
 pub mod parallel;
 pub mod sync;
+pub mod tasking;
 pub mod threadprivate;
 pub mod worksharing;
 

@@ -11,7 +11,7 @@ use crate::Ident;
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_barrier(_loc: *const Ident, gtid: i32) {
     let th = Thread::from_gtid(gtid);
-    th.team().barrier(th.tid());
+    th.team().barrier(th);
 }
 
 #[unsafe(no_mangle)]
@@ -175,23 +175,23 @@ pub extern "C" fn __kmpc_cancel_barrier(_loc: *const Ident, gtid: i32) -> i32 {
 pub extern "C" fn __kmpc_barrier_master(_loc: *const Ident, gtid: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
     let (team, tid) = (th.team(), th.tid());
-    team.barrier(tid);
+    team.barrier(th);
     if tid == 0 {
         return 1;
     }
-    team.barrier(tid);
+    team.barrier(th);
     0
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_end_barrier_master(_loc: *const Ident, gtid: i32) {
     let th = Thread::from_gtid(gtid);
-    th.team().barrier(th.tid());
+    th.team().barrier(th);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_barrier_master_nowait(_loc: *const Ident, gtid: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
-    th.team().barrier(th.tid());
+    th.team().barrier(th);
     (th.tid() == 0) as i32
 }

@@ -17,11 +17,15 @@ pub mod icv;
 #[cfg(not(loom))]
 pub mod lock;
 #[cfg(not(loom))]
+pub mod memory;
+#[cfg(not(loom))]
 pub mod places;
 #[cfg(not(loom))]
 pub mod query;
 #[cfg(not(loom))]
 pub mod registry;
+#[cfg(not(loom))]
+pub mod task;
 #[cfg(not(loom))]
 pub mod team;
 #[cfg(not(loom))]
@@ -39,3 +43,11 @@ pub use sync::WaitPolicy;
 pub use team::{ForkRequest, Job, Team, fork, fork_teams, parallel, serialized_begin, serialized_end};
 #[cfg(not(loom))]
 pub use thread::Thread;
+
+/// Ends the process with a message: for states the runtime cannot continue from.
+#[cfg(not(loom))]
+#[cold]
+pub(crate) fn fatal(args: std::fmt::Arguments) -> ! {
+    eprintln!("oxiomp: fatal error: {args}");
+    std::process::abort()
+}

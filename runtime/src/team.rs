@@ -17,6 +17,7 @@ use crate::icv::{Icvs, ProcBind};
 use crate::places::{self, Placement};
 use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::task::Task;
 use crate::thread::{Thread, ThreadDesc};
 
 /// The code a team runs: `run(data, gtid, tid)` on every member.
@@ -85,6 +86,10 @@ pub struct Team {
     cancel_ws: AtomicU32,
     /// Doacross loops in flight: (worksharing number, state, members still in it).
     doacross: parking_lot::Mutex<Vec<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>, u32)>>,
+    /// Ready and pending explicit tasks.
+    tasks: crate::task::pool::TaskPool,
+    /// The members' implicit tasks, by thread number.
+    implicit: Box<[Task]>,
 }
 
 // SAFETY: a team is mutated only by its primary thread while no worker runs on it; workers
@@ -123,7 +128,35 @@ impl Team {
             cancel_parallel: AtomicU32::new(0),
             cancel_ws: AtomicU32::new(0),
             doacross: parking_lot::Mutex::new(Vec::new()),
+            tasks: crate::task::pool::TaskPool::new(1),
+            implicit: Box::new([Task::implicit()]),
         }
+    }
+
+    /// Points the implicit tasks at this team (after it reached its final address) and
+    /// resets them for a new region.
+    fn reset_implicit_tasks(&mut self) {
+        let me: *const Team = self;
+        for t in self.implicit.iter_mut() {
+            t.reset_implicit(me);
+        }
+    }
+
+    /// The implicit task of member `tid`.
+    pub(crate) fn implicit_task(&self, tid: u32) -> *const Task {
+        &self.implicit[(tid as usize).min(self.implicit.len() - 1)]
+    }
+
+    /// The team's explicit tasks.
+    pub(crate) fn tasks(&self) -> &crate::task::pool::TaskPool {
+        &self.tasks
+    }
+
+    /// At the end of a region on this team (every member's implicit task has ended): waits
+    /// for the remaining tasks, running them, then for outside threads still finishing one.
+    fn finish_tasks(&self, th: Thread) {
+        crate::task::drain(th);
+        self.tasks.wait_foreign();
     }
 
     /// The implicit team of an initial thread.
@@ -131,6 +164,7 @@ impl Team {
         let mut t = Box::new(Team::empty(Runtime::get().settings().icvs));
         t.master_gtid = gtid;
         t.cg = cg;
+        t.reset_implicit_tasks();
         t
     }
 
@@ -139,11 +173,13 @@ impl Team {
         self.members.iter().skip(1).copied()
     }
 
-    /// The team's barrier, for `tid`.
+    /// The team's barrier for member `th` (the current team): completes only when every
+    /// member has arrived and every task of the team is complete; waiting members run tasks.
     #[inline]
-    pub fn barrier(&self, tid: u32) {
+    pub fn barrier(&self, th: Thread) {
         oxiomp_instrument::barrier_plain_enter();
-        self.barrier.wait(tid);
+        crate::task::drain(th);
+        self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
         oxiomp_instrument::barrier_plain_exit();
     }
 
@@ -215,6 +251,7 @@ impl Team {
         self.ring.reset();
         self.cancel_parallel.store(0, Ordering::Relaxed);
         self.cancel_ws.store(0, Ordering::Relaxed);
+        self.reset_implicit_tasks();
     }
 
     /// The ring of dispatched-loop slots.
@@ -239,6 +276,8 @@ impl Team {
         if self.barrier.size() as usize != n {
             self.barrier = Barrier::new(n as u32);
             self.exchange = crate::worksharing::reduction::Exchange::new(n as u32);
+            self.tasks = crate::task::pool::TaskPool::new(n as u32);
+            self.implicit = (0..n).map(|_| Task::implicit()).collect();
         }
         self.epochs.resize(n, 0);
         self.nthreads = n as u32;
@@ -253,6 +292,8 @@ impl Team {
             ctx.team = self;
             ctx.tid = tid;
             ctx.icvs = self.icvs;
+            ctx.task = self.implicit_task(tid);
+            ctx.tsc = std::ptr::null();
             ctx.begin_implicit_task();
             if let Some(p) = placement {
                 ctx.icvs.partition_start = p.partition_start;
@@ -389,7 +430,11 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
     team.run_member(th, 0);
     oxiomp_instrument::barrier_join_enter();
     for (tid, w) in team.workers().enumerate() {
-        w.wait_joined(epochs[tid + 1]);
+        w.wait_joined(epochs[tid + 1], &mut || crate::task::help_barrier(th));
+    }
+    team.finish_tasks(th);
+    for w in team.workers() {
+        w.stop_helping();
     }
     oxiomp_instrument::barrier_join_exit();
     let mut team = team;
@@ -444,15 +489,22 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     t.icvs = icvs;
     t.cg = parent.cg;
     let tp: *const Team = t;
+    let tp_task = t.implicit_task(0);
     ctx.serial_saved.push(ctx.save());
     ctx.team = tp;
     ctx.tid = 0;
     ctx.icvs = icvs;
+    ctx.task = tp_task;
+    ctx.tsc = std::ptr::null();
     ctx.begin_implicit_task();
 }
 
 /// Ends the innermost serialized region. Returns false (and changes nothing) if there is none.
 pub fn serialized_end(th: Thread) -> bool {
+    if th.ctx().serial_saved.is_empty() {
+        return false;
+    }
+    th.team().finish_tasks(th);
     let ctx = th.ctx();
     match ctx.serial_saved.pop() {
         Some(s) => {
@@ -505,6 +557,7 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
     // more, so the pointers into it stay valid.
     for t in &mut league.teams {
         t.cg = &t.cg_own;
+        t.reset_implicit_tasks();
     }
     let job =
         Job { run: run_league_member, data: &league as *const League as *const (), entry: req.job.entry };
@@ -523,11 +576,14 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
         ctx.team = t;
         ctx.tid = 0;
         ctx.icvs = t.icvs;
+        ctx.task = t.implicit_task(0);
+        ctx.tsc = std::ptr::null();
         ctx.begin_implicit_task();
         s
     };
     // SAFETY: as in `Team::run_member`.
     unsafe { (league.user.run)(league.user.data, gtid, 0) };
+    t.finish_tasks(th);
     th.ctx().restore(saved);
 }
 
@@ -595,7 +651,7 @@ mod tests {
             assert_eq!(th.team().nthreads, 4);
             assert_eq!(th.team().level, 1);
             sum.fetch_add(1, Ordering::Relaxed);
-            th.team().barrier(tid);
+            th.team().barrier(th);
             assert_eq!(sum.load(Ordering::Relaxed), 4);
         });
     }

@@ -7,7 +7,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::icv::{Icvs, ProcBind};
 use crate::registry::Runtime;
-use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use crate::sync::wait::EpochFlag;
 use crate::team::Team;
 
@@ -45,6 +45,10 @@ pub struct ThreadDesc {
     ctx: UnsafeCell<Context>,
     /// Threads in the contention group this thread is the initial thread of (itself included).
     pub(crate) cg_threads: AtomicU32,
+    /// The team whose tasks this worker may still help with after leaving its region.
+    help_team: AtomicPtr<Team>,
+    /// Whether the worker is looking at `help_team` right now.
+    helping: AtomicBool,
 }
 
 // SAFETY: the UnsafeCells follow a single-writer discipline: `ctx` is only accessed by the
@@ -97,6 +101,15 @@ pub(crate) struct Context {
     pub(crate) sections_open: bool,
     /// The doacross loop the thread is in.
     pub(crate) doacross: Option<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>)>,
+    /// The task the thread is executing (an implicit task of `team`, or an explicit task).
+    pub(crate) task: *const crate::task::Task,
+    /// The task scheduling constraint: the innermost tied task suspended on this thread (only
+    /// its descendants may start here), or null.
+    pub(crate) tsc: *const crate::task::Task,
+    /// Victim selection for stealing (xorshift state, never 0).
+    pub(crate) rng: u32,
+    /// Reused buffer for dependence lists.
+    pub(crate) dep_scratch: Vec<crate::task::Dep>,
 }
 
 /// What a region saves of its encountering thread's context and restores at its end.
@@ -108,6 +121,8 @@ pub(crate) struct Saved {
     pub(crate) singles: u32,
     pub(crate) cursor: crate::worksharing::dispatch::Cursor,
     pub(crate) ws_count: u32,
+    pub(crate) task: *const crate::task::Task,
+    pub(crate) tsc: *const crate::task::Task,
 }
 
 impl Context {
@@ -132,6 +147,8 @@ impl Context {
             singles: self.singles,
             cursor: self.cursor,
             ws_count: self.ws_count,
+            task: self.task,
+            tsc: self.tsc,
         }
     }
 
@@ -142,6 +159,8 @@ impl Context {
         self.singles = s.singles;
         self.cursor = s.cursor;
         self.ws_count = s.ws_count;
+        self.task = s.task;
+        self.tsc = s.tsc;
     }
 
     /// Starts a new implicit task: its construct counters begin at zero.
@@ -211,6 +230,14 @@ impl Thread {
         }
     }
 
+    /// The calling thread if the runtime knows it (never registers a new one).
+    #[inline]
+    pub fn peek() -> Option<Thread> {
+        let p = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+        // SAFETY: as in `current`.
+        unsafe { p.as_ref() }.map(|desc| Thread { desc, _not_send: std::marker::PhantomData })
+    }
+
     #[cold]
     fn register_initial() -> Thread {
         let rt = Runtime::get();
@@ -223,6 +250,8 @@ impl Thread {
         let root_team = Box::leak(Team::new_root(gtid, &desc.cg_threads));
         let ctx = desc.ctx();
         ctx.team = root_team;
+        ctx.task = root_team.implicit_task(0);
+        ctx.rng ^= gtid as u32;
         // With binding requested, an initial thread starts on the first place of its partition.
         if ctx.icvs.bind != ProcBind::False {
             ctx.bind(ctx.icvs.partition_start);
@@ -309,8 +338,14 @@ impl ThreadDesc {
                 ws_count: 0,
                 sections_open: false,
                 doacross: None,
+                task: std::ptr::null(),
+                tsc: std::ptr::null(),
+                rng: 0x9e37_79b9,
+                dep_scratch: Vec::new(),
             }),
             cg_threads: AtomicU32::new(1),
+            help_team: AtomicPtr::new(std::ptr::null_mut()),
+            helping: AtomicBool::new(false),
         }))
     }
 
@@ -334,9 +369,29 @@ impl ThreadDesc {
         e
     }
 
-    /// Waits until the worker has finished epoch `e`.
-    pub(crate) fn wait_joined(&self, e: u32) {
-        self.joined.wait_reach(e);
+    /// Runs one task of the team this worker last left, if its primary thread still lets it.
+    fn help_previous(&self, me: Thread) -> bool {
+        // Dekker with `stop_helping`: SeqCst store then load here, SeqCst store then load
+        // there: either we see the team withdrawn, or the master sees us helping and waits.
+        self.helping.store(true, Ordering::SeqCst);
+        let r = !self.help_team.load(Ordering::SeqCst).is_null() && crate::task::help_barrier(me);
+        // Release: our last use of the team happens-before the master's load that sees false.
+        self.helping.store(false, Ordering::Release);
+        r
+    }
+
+    /// Withdraws the team this worker may help (its tasks are all complete) and waits until
+    /// the worker no longer looks at it.
+    pub(crate) fn stop_helping(&self) {
+        self.help_team.store(std::ptr::null_mut(), Ordering::SeqCst);
+        while self.helping.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
+    pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool) {
+        self.joined.wait_reach_helping(e, help);
     }
 }
 
@@ -362,23 +417,30 @@ fn worker_main(desc: &'static ThreadDesc) {
     // SAFETY: writing our own os_tid before anyone reads it for display (racy reads by a
     // debugger are tolerated).
     unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).os_tid = libc::gettid() };
+    desc.ctx().rng ^= desc.gtid as u32;
     oxiomp_instrument::worker_loop_enter();
     let me = Thread { desc, _not_send: std::marker::PhantomData };
     let mut epoch = 0u32;
+    // Until the primary thread of the previous region has drained its tasks and stopped us,
+    // this thread helps run them while it waits for new work (see `help_previous`).
+    let mut help = || desc.help_previous(me);
     loop {
         epoch = epoch.wrapping_add(1);
         desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
         oxiomp_instrument::barrier_fork_enter();
-        desc.go.wait_reach(epoch);
+        desc.go.wait_reach_helping(epoch, &mut help);
         oxiomp_instrument::barrier_fork_exit();
         desc.state.store(ThreadState::Work as u32, Ordering::Relaxed);
         // SAFETY: `go` reached `epoch` (Acquire), so the master's write of the assignment
         // happened-before this read, and it will not write again before we set `joined`.
         let a = unsafe { *desc.assignment.get() };
-        // SAFETY: the team stays alive until the master has seen our join below.
-        let team = unsafe { &*a.team };
+        // SAFETY: the team stays alive until the master has seen our join below, and (for
+        // helping afterwards) until it closed the team's task pool, which waits for helpers.
+        let team: &'static Team = unsafe { &*a.team };
         team.run_member(me, a.tid);
         oxiomp_instrument::barrier_join_enter();
+        // Relaxed: the master reads it after our `joined` (Release) below.
+        desc.help_team.store(team as *const Team as *mut Team, Ordering::Relaxed);
         desc.joined.set(epoch);
         oxiomp_instrument::barrier_join_exit();
     }

@@ -46,7 +46,7 @@ fn worksharing_states_are_exact() {
         if team::single(th) {
             *singles.lock().unwrap().entry(std::thread::current().id()).or_default() += 1;
         }
-        th.team().barrier(th.tid());
+        th.team().barrier(th);
     });
     let log = log.0.lock().unwrap();
     let chunks = chunks.lock().unwrap();

@@ -207,7 +207,7 @@ pub fn copyprivate_light(th: Thread, data: *mut c_void) -> *mut c_void {
     if !data.is_null() {
         team.exchange().publish_copy(data);
     }
-    team.barrier(th.tid());
+    team.barrier(th);
     team.exchange().copy_source()
 }
 
@@ -218,16 +218,15 @@ pub fn copyprivate_light(th: Thread, data: *mut c_void) -> *mut c_void {
 /// `data` is the calling thread's list, `func` copies between lists of that shape.
 pub unsafe fn copyprivate(th: Thread, data: *mut c_void, func: ReduceFn, didit: bool) {
     let team = th.team();
-    let tid = th.tid();
     if didit {
         team.exchange().publish_copy(data);
     }
-    team.barrier(tid);
+    team.barrier(th);
     if !didit {
         // SAFETY: the source list stays alive until the second barrier.
         unsafe { func(data, team.exchange().copy_source()) };
     }
-    team.barrier(tid);
+    team.barrier(th);
 }
 
 /// `__kmpc_cancel`: true if the construct of `kind` is now cancelled (cancellation enabled).
@@ -238,6 +237,7 @@ pub fn cancel(th: Thread, kind: i32) -> bool {
     match kind {
         cancel::PARALLEL => th.team().request_cancel(true, 0),
         cancel::LOOP | cancel::SECTIONS => th.team().request_cancel(false, th.ctx().ws_count),
+        cancel::TASKGROUP => return crate::task::cancel_taskgroup(th),
         _ => return false,
     }
     true
@@ -251,13 +251,14 @@ pub fn cancellation_point(th: Thread, kind: i32) -> bool {
     match kind {
         cancel::PARALLEL => th.team().cancelled(true, 0),
         cancel::LOOP | cancel::SECTIONS => th.team().cancelled(false, th.ctx().ws_count),
+        cancel::TASKGROUP => crate::task::taskgroup_cancelled(th),
         _ => false,
     }
 }
 
 /// `__kmpc_cancel_barrier`: a barrier; true on every thread if the region was cancelled.
 pub fn cancel_barrier(th: Thread) -> bool {
-    th.team().barrier(th.tid());
+    th.team().barrier(th);
     Runtime::get().settings().globals.cancellation && th.team().cancelled(true, 0)
 }
 

@@ -1,0 +1,462 @@
+//! Explicit tasks: allocation, scheduling, waiting, dependences, taskloop, detach, task
+//! reductions, and the memory allocator entries clang uses for `depobj` and `allocate`.
+
+use std::ffi::{c_int, c_void};
+
+use oxiomp_runtime::Thread;
+use oxiomp_runtime::task::taskloop::{DupFn, TaskloopArgs};
+use oxiomp_runtime::task::{self, Access, Dep, Init, ItemSpec, KmpTask, Routine, Task};
+
+use crate::Ident;
+
+/// `kmp_depend_info` (24 bytes).
+#[repr(C)]
+pub struct DependInfo {
+    pub base_addr: usize,
+    pub len: usize,
+    pub flags: u8,
+}
+
+/// The runtime's task behind a `kmp_task_t` the compiler passes back.
+fn task_of(kt: *mut KmpTask) -> &'static Task {
+    if kt.is_null() {
+        crate::fatal("task entry", "null task");
+    }
+    // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
+    // has not completed (it completes only after this call hands it over).
+    unsafe { Task::from_kmp(kt) }
+}
+
+/// Appends the `n` dependences at `list` to `out`.
+fn read_deps(out: &mut Vec<Dep>, n: i32, list: *const DependInfo) {
+    if n <= 0 || list.is_null() {
+        return;
+    }
+    // SAFETY: clang passes an array of `n` dependence records.
+    let deps = unsafe { std::slice::from_raw_parts(list, n as usize) };
+    out.extend(deps.iter().map(|d| Dep { addr: d.base_addr, kind: Access::from_flags(d.flags) }));
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_task_alloc(
+    _loc: *const Ident,
+    gtid: i32,
+    flags: i32,
+    sizeof_task: usize,
+    sizeof_shareds: usize,
+    entry: Option<Routine>,
+) -> *mut KmpTask {
+    task::alloc(Thread::from_gtid(gtid), flags as u32, sizeof_task, sizeof_shareds, entry)
+}
+
+/// `target nowait` on the host: an ordinary task.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_target_task_alloc(
+    loc: *const Ident,
+    gtid: i32,
+    flags: i32,
+    sizeof_task: usize,
+    sizeof_shareds: usize,
+    entry: Option<Routine>,
+    _device_id: i64,
+) -> *mut KmpTask {
+    __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_task, sizeof_shareds, entry)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_task(_loc: *const Ident, gtid: i32, task: *mut KmpTask) -> i32 {
+    let th = Thread::from_gtid(gtid);
+    task::with_dep_buffer(th, |deps| task::submit(th, task_of(task), deps));
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_task_with_deps(
+    _loc: *const Ident,
+    gtid: i32,
+    task: *mut KmpTask,
+    ndeps: i32,
+    deps: *const DependInfo,
+    ndeps_noalias: i32,
+    noalias: *const DependInfo,
+) -> i32 {
+    let th = Thread::from_gtid(gtid);
+    task::with_dep_buffer(th, |v| {
+        read_deps(v, ndeps, deps);
+        read_deps(v, ndeps_noalias, noalias);
+        task::submit(th, task_of(task), v)
+    });
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_wait_deps(
+    loc: *const Ident,
+    gtid: i32,
+    ndeps: i32,
+    deps: *const DependInfo,
+    ndeps_noalias: i32,
+    noalias: *const DependInfo,
+) {
+    __kmpc_omp_taskwait_deps_51(loc, gtid, ndeps, deps, ndeps_noalias, noalias, 0)
+}
+
+/// `taskwait depend(...)`; with `nowait` too the encountering task waits (always conforming).
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_taskwait_deps_51(
+    _loc: *const Ident,
+    gtid: i32,
+    ndeps: i32,
+    deps: *const DependInfo,
+    ndeps_noalias: i32,
+    noalias: *const DependInfo,
+    _has_no_wait: i32,
+) {
+    let th = Thread::from_gtid(gtid);
+    task::with_dep_buffer(th, |v| {
+        read_deps(v, ndeps, deps);
+        read_deps(v, ndeps_noalias, noalias);
+        task::wait_deps(th, v)
+    });
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_taskwait(_loc: *const Ident, gtid: i32) -> i32 {
+    task::taskwait(Thread::from_gtid(gtid));
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_taskyield(_loc: *const Ident, gtid: i32, _end_part: i32) -> i32 {
+    task::taskyield(Thread::from_gtid(gtid));
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_task_begin_if0(_loc: *const Ident, gtid: i32, task: *mut KmpTask) {
+    task::begin_if0(Thread::from_gtid(gtid), task_of(task))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_task_complete_if0(_loc: *const Ident, gtid: i32, task: *mut KmpTask) {
+    task::complete_if0(Thread::from_gtid(gtid), task_of(task))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_taskgroup(_loc: *const Ident, gtid: i32) {
+    task::taskgroup_begin(Thread::from_gtid(gtid))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_taskgroup(_loc: *const Ident, gtid: i32) {
+    task::taskgroup_end(Thread::from_gtid(gtid))
+}
+
+#[allow(clippy::too_many_arguments)]
+/// `taskloop`.
+///
+/// # Safety
+/// `task` comes from `__kmpc_omp_task_alloc`; `lb`/`ub` point at its bounds.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_taskloop(
+    loc: *const Ident,
+    gtid: i32,
+    task: *mut KmpTask,
+    if_val: i32,
+    lb: *mut u64,
+    ub: *mut u64,
+    st: i64,
+    nogroup: i32,
+    sched: i32,
+    grainsize: u64,
+    task_dup: Option<DupFn>,
+) {
+    // SAFETY: the same contract.
+    unsafe { __kmpc_taskloop_5(loc, gtid, task, if_val, lb, ub, st, nogroup, sched, grainsize, 0, task_dup) }
+}
+
+/// As `__kmpc_taskloop`, with the `strict` modifier of grainsize/num_tasks (`modifier` 1).
+///
+/// # Safety
+/// As for `__kmpc_taskloop`.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_taskloop_5(
+    _loc: *const Ident,
+    gtid: i32,
+    task: *mut KmpTask,
+    if_val: i32,
+    lb: *mut u64,
+    ub: *mut u64,
+    st: i64,
+    nogroup: i32,
+    sched: i32,
+    grainsize: u64,
+    modifier: i32,
+    task_dup: Option<DupFn>,
+) {
+    if lb.is_null() || ub.is_null() {
+        crate::fatal("__kmpc_taskloop", "null loop bounds");
+    }
+    // SAFETY: clang passes &task->lb and &task->ub, inside the pattern task.
+    let (lower, upper) = unsafe { (*lb, *ub) };
+    let a = TaskloopArgs {
+        if_val: if_val != 0,
+        lb: lower,
+        ub: upper,
+        lb_offset: (lb as usize).wrapping_sub(task as usize),
+        ub_offset: (ub as usize).wrapping_sub(task as usize),
+        st,
+        nogroup: nogroup != 0,
+        sched,
+        grainsize,
+        strict: modifier != 0,
+        dup: task_dup,
+    };
+    task::taskloop::taskloop(Thread::from_gtid(gtid), task_of(task), &a)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_task_allow_completion_event(
+    _loc: *const Ident,
+    _gtid: i32,
+    task: *mut KmpTask,
+) -> *mut c_void {
+    task::completion_event(task_of(task))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_fulfill_event(event: usize) {
+    if let Err(e) = task::fulfill_event(event as *mut c_void) {
+        crate::misuse("omp_fulfill_event", e);
+    }
+}
+
+/// `affinity(...)` is a hint; accepted and ignored (as libomp does).
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_omp_reg_task_with_affinity(
+    _loc: *const Ident,
+    _gtid: i32,
+    _task: *mut KmpTask,
+    _naffins: i32,
+    _affin_list: *mut c_void,
+) -> i32 {
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_in_final() -> c_int {
+    task::in_final(Thread::current()) as c_int
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_in_explicit_task() -> c_int {
+    task::in_explicit_task(Thread::current()) as c_int
+}
+
+/// `kmp_taskred_input_t` (56 bytes).
+#[repr(C)]
+pub struct TaskredInput {
+    pub shar: *mut c_void,
+    pub orig: *mut c_void,
+    pub size: usize,
+    pub init: *mut c_void,
+    pub fini: *mut c_void,
+    pub comb: *mut c_void,
+    pub flags: u32,
+}
+
+/// `kmp_task_red_input_t` (48 bytes), the older form without `orig`.
+#[repr(C)]
+pub struct TaskRedInput {
+    pub shar: *mut c_void,
+    pub size: usize,
+    pub init: *mut c_void,
+    pub fini: *mut c_void,
+    pub comb: *mut c_void,
+    pub flags: u32,
+}
+
+/// Reinterprets a compiler-provided function pointer (null: none).
+///
+/// # Safety
+/// `p` is null or a function of type `F`.
+unsafe fn func<F: Copy>(p: *mut c_void) -> Option<F> {
+    // SAFETY: F is a function pointer type of pointer size, per the contract.
+    (!p.is_null()).then(|| unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
+}
+
+/// The item specs of a compiler array of `num` records of type `R`.
+fn specs<R>(num: i32, data: *mut c_void, f: impl Fn(&R) -> ItemSpec) -> Vec<ItemSpec> {
+    if num <= 0 || data.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: clang passes an array of `num` records of the entry's record type.
+    unsafe { std::slice::from_raw_parts(data as *const R, num as usize) }.iter().map(f).collect()
+}
+
+fn specs_new(num: i32, data: *mut c_void) -> Vec<ItemSpec> {
+    // SAFETY (func): the record's function fields have the documented signatures.
+    specs(num, data, |d: &TaskredInput| unsafe {
+        ItemSpec {
+            shar: d.shar,
+            orig: if d.orig.is_null() { d.shar } else { d.orig },
+            size: d.size,
+            init: func(d.init).map_or(Init::Zero, Init::WithOrig),
+            fini: func(d.fini),
+            comb: func(d.comb),
+            lazy: d.flags & 1 != 0,
+        }
+    })
+}
+
+fn specs_old(num: i32, data: *mut c_void) -> Vec<ItemSpec> {
+    // SAFETY (func): as in `specs_new`, for the older record.
+    specs(num, data, |d: &TaskRedInput| unsafe {
+        ItemSpec {
+            shar: d.shar,
+            orig: d.shar,
+            size: d.size,
+            init: func(d.init).map_or(Init::Zero, Init::Plain),
+            fini: func(d.fini),
+            comb: func(d.comb),
+            lazy: d.flags & 1 != 0,
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_taskred_init(gtid: i32, num: i32, data: *mut c_void) -> *mut c_void {
+    task::reduction_init(Thread::from_gtid(gtid), &specs_new(num, data))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_task_reduction_init(gtid: i32, num: i32, data: *mut c_void) -> *mut c_void {
+    task::reduction_init(Thread::from_gtid(gtid), &specs_old(num, data))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_task_reduction_get_th_data(
+    gtid: i32,
+    handle: *mut c_void,
+    item: *mut c_void,
+) -> *mut c_void {
+    task::reduction_data(Thread::from_gtid(gtid), handle, item)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_taskred_modifier_init(
+    _loc: *const Ident,
+    gtid: i32,
+    _is_ws: i32,
+    num: i32,
+    data: *mut c_void,
+) -> *mut c_void {
+    task::reduction_modifier_init(Thread::from_gtid(gtid), &specs_new(num, data))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_task_reduction_modifier_init(
+    _loc: *const Ident,
+    gtid: i32,
+    _is_ws: i32,
+    num: i32,
+    data: *mut c_void,
+) -> *mut c_void {
+    task::reduction_modifier_init(Thread::from_gtid(gtid), &specs_old(num, data))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_task_reduction_modifier_fini(_loc: *const Ident, gtid: i32, _is_ws: i32) {
+    task::reduction_modifier_fini(Thread::from_gtid(gtid))
+}
+
+// Memory allocators: every predefined allocator handle is served from the system heap.
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_alloc(_gtid: i32, size: usize, _allocator: *mut c_void) -> *mut c_void {
+    oxiomp_runtime::memory::alloc(size, 16, false)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_aligned_alloc(
+    _gtid: i32,
+    align: usize,
+    size: usize,
+    _allocator: *mut c_void,
+) -> *mut c_void {
+    oxiomp_runtime::memory::alloc(size, align, false)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_calloc(_gtid: i32, n: usize, size: usize, _allocator: *mut c_void) -> *mut c_void {
+    n.checked_mul(size).map_or(std::ptr::null_mut(), |s| oxiomp_runtime::memory::alloc(s, 16, true))
+}
+
+/// # Safety
+/// `p` is null or a live block from these allocators.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_realloc(
+    _gtid: i32,
+    p: *mut c_void,
+    size: usize,
+    _allocator: *mut c_void,
+    _free_allocator: *mut c_void,
+) -> *mut c_void {
+    // SAFETY: the program passes a block from these allocators (or null).
+    unsafe { oxiomp_runtime::memory::realloc(p, size) }
+}
+
+/// # Safety
+/// `p` is null or a live block from these allocators.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_free(_gtid: i32, p: *mut c_void, _allocator: *mut c_void) {
+    // SAFETY: the program passes a block from these allocators (or null).
+    unsafe { oxiomp_runtime::memory::free(p) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_alloc(size: usize, _allocator: *mut c_void) -> *mut c_void {
+    oxiomp_runtime::memory::alloc(size, 16, false)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_aligned_alloc(align: usize, size: usize, _allocator: *mut c_void) -> *mut c_void {
+    oxiomp_runtime::memory::alloc(size, align, false)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_calloc(n: usize, size: usize, allocator: *mut c_void) -> *mut c_void {
+    __kmpc_calloc(0, n, size, allocator)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_aligned_calloc(
+    align: usize,
+    n: usize,
+    size: usize,
+    _allocator: *mut c_void,
+) -> *mut c_void {
+    n.checked_mul(size).map_or(std::ptr::null_mut(), |s| oxiomp_runtime::memory::alloc(s, align, true))
+}
+
+/// # Safety
+/// `p` is null or a live block from these allocators.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_realloc(
+    p: *mut c_void,
+    size: usize,
+    allocator: *mut c_void,
+    free_allocator: *mut c_void,
+) -> *mut c_void {
+    // SAFETY: the same contract.
+    unsafe { __kmpc_realloc(0, p, size, allocator, free_allocator) }
+}
+
+/// # Safety
+/// `p` is null or a live block from these allocators.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_free(p: *mut c_void, allocator: *mut c_void) {
+    // SAFETY: the same contract.
+    unsafe { __kmpc_free(0, p, allocator) }
+}

@@ -1,0 +1,467 @@
+//! Task dependences between sibling tasks, matched by address.
+//!
+//! Each generating task keeps a map from address to the *frontier* of accesses to it:
+//! `last`, the node every later access must follow (the last `out`, or a join node), and an
+//! open *group* of concurrent accessors of one kind (`in`, `inoutset` or `mutexinoutset`),
+//! each of which follows `last`:
+//!
+//! | new access | predecessors | frontier afterwards |
+//! |---|---|---|
+//! | `out`/`inout` | the group if open, else `last` | last = new, no group |
+//! | group kind K, group of K open | `last` | group += new |
+//! | group kind K, other group open | join J (after the group) | last = J, group = {new} of K |
+//! | group kind K, no group | `last` | group = {new} of K |
+//! | `omp_all_memory` | every frontier, and the previous all-memory node | map cleared; new addresses start after it |
+//!
+//! So a chain of 1e6 `inout` tasks on one address holds one map reference at a time, and a
+//! group of n readers followed by an `out` costs n edges once. Completed group members are
+//! pruned as the group grows, so a map holds at most the live accessors plus one node per
+//! address.
+//!
+//! # Release protocol
+//! A node's `npred` starts at 1 (a guard held by the thread registering it) and counts the
+//! predecessors it waits for. An edge p -> s is added under p's successor lock, and only if p
+//! has not completed (its `done` flag is set under the same lock): so every edge added is
+//! released exactly once. The registering thread drops the guard last; whoever brings `npred`
+//! to 0 (the registering thread or the last predecessor's completion) makes the node ready,
+//! exactly once. `npred` decrements are AcqRel: the thread that readies a task has seen every
+//! predecessor's writes.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::task::{Kind, Task, alloc_node, release_ref};
+use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// Dependence kinds (the flag byte of `kmp_depend_info`).
+pub mod kind {
+    pub const IN: u8 = 0x01;
+    pub const OUT: u8 = 0x02;
+    pub const MUTEXINOUTSET: u8 = 0x04;
+    pub const INOUTSET: u8 = 0x08;
+    pub const ALL_MEMORY: u8 = 0x80;
+}
+
+/// One dependence: an address and the access kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dep {
+    pub addr: usize,
+    pub kind: Access,
+}
+
+/// The access a task makes to an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    In,
+    Out,
+    InOutSet,
+    MutexInOutSet,
+    AllMemory,
+}
+
+impl Access {
+    /// From `kmp_depend_info.flags`; unknown bits count as `out` (the safe choice).
+    pub fn from_flags(f: u8) -> Access {
+        if f & kind::ALL_MEMORY != 0 {
+            Access::AllMemory
+        } else if f & kind::OUT != 0 {
+            Access::Out
+        } else if f == kind::IN {
+            Access::In
+        } else if f == kind::INOUTSET {
+            Access::InOutSet
+        } else if f == kind::MUTEXINOUTSET {
+            Access::MutexInOutSet
+        } else {
+            Access::Out
+        }
+    }
+}
+
+/// The successor side of a node.
+struct Succ {
+    /// Set when the node completed: no edges may be added after.
+    done: bool,
+    first: *const Task,
+    rest: Vec<*const Task>,
+}
+
+/// Per-task dependence state.
+pub(crate) struct DepNode {
+    /// Predecessors not complete, plus the registration guard.
+    pub(crate) npred: AtomicU32,
+    succ: Mutex<Succ>,
+    /// Whether the node ever entered a dependence map (only those can have successors).
+    pub(crate) tracked: AtomicBool,
+}
+
+impl DepNode {
+    pub(crate) fn new() -> DepNode {
+        DepNode {
+            npred: AtomicU32::new(1),
+            succ: Mutex::new(Succ { done: false, first: std::ptr::null(), rest: Vec::new() }),
+            tracked: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The lock of one `mutexinoutset` group: members run one at a time.
+#[derive(Default)]
+pub(crate) struct MutexSlot {
+    pub(crate) addr: usize,
+    held: AtomicBool,
+}
+
+impl MutexSlot {
+    fn try_lock(&self) -> bool {
+        // Acquire/Release: the holder's writes are visible to the next holder.
+        !self.held.swap(true, Ordering::Acquire)
+    }
+    fn unlock(&self) {
+        self.held.store(false, Ordering::Release);
+    }
+}
+
+/// Tries to take all of a task's mutexinoutset locks (sorted by address, all or none).
+pub(crate) fn lock_all(ms: &[Arc<MutexSlot>]) -> bool {
+    for (i, m) in ms.iter().enumerate() {
+        if !m.try_lock() {
+            for m in &ms[..i] {
+                m.unlock();
+            }
+            return false;
+        }
+    }
+    true
+}
+
+pub(crate) fn unlock_all(ms: &[Arc<MutexSlot>]) {
+    for m in ms {
+        m.unlock();
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GroupKind {
+    In,
+    Set,
+    Mutex,
+}
+
+/// A map slot's reference to a node (holds one of the node's `refs`).
+struct NodeRef(*const Task);
+
+impl NodeRef {
+    fn new(t: &Task) -> NodeRef {
+        // Relaxed: the map's owner holds another reference while taking this one.
+        t.refs.fetch_add(1, Ordering::Relaxed);
+        NodeRef(t)
+    }
+    fn get(&self) -> &Task {
+        // SAFETY: the reference held by this slot keeps the node alive.
+        unsafe { &*self.0 }
+    }
+}
+
+impl Clone for NodeRef {
+    fn clone(&self) -> NodeRef {
+        NodeRef::new(self.get())
+    }
+}
+
+impl Drop for NodeRef {
+    fn drop(&mut self) {
+        release_ref(self.0);
+    }
+}
+
+struct Entry {
+    last: Option<NodeRef>,
+    group: Vec<NodeRef>,
+    group_kind: GroupKind,
+    mutex: Option<Arc<MutexSlot>>,
+}
+
+impl Entry {
+    /// Adds the edges that make `t` follow every access to the address so far: the open
+    /// group, or the last node when no group is open.
+    fn follow(&self, t: &Task) {
+        if self.group.is_empty() {
+            if let Some(l) = &self.last {
+                add_edge(l.get(), t);
+            }
+        } else {
+            for g in &self.group {
+                add_edge(g.get(), t);
+            }
+        }
+    }
+}
+
+/// A multiply-shift hasher for addresses.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = ((n as u64) ^ (n as u64 >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The dependence frontier of one generating task's children.
+#[derive(Default)]
+pub(crate) struct DepMap {
+    entries: HashMap<usize, Entry, BuildHasherDefault<AddrHasher>>,
+    /// The last `omp_all_memory` node: addresses first seen later start after it.
+    all: Option<NodeRef>,
+}
+
+/// Adds the edge `pred -> succ` unless `pred` has completed.
+fn add_edge(pred: &Task, succ: &Task) {
+    if std::ptr::eq(pred, succ) {
+        return;
+    }
+    let mut s = pred.dep.succ.lock();
+    if s.done {
+        return;
+    }
+    // Relaxed: the guard keeps npred > 0 until registration ends; the AcqRel decrements
+    // order the rest.
+    succ.dep.npred.fetch_add(1, Ordering::Relaxed);
+    if s.first.is_null() {
+        s.first = succ;
+    } else {
+        s.rest.push(succ);
+    }
+}
+
+/// Drops completed members when a group grows large.
+fn prune(group: &mut Vec<NodeRef>) {
+    if group.len() >= 64 && group.len().is_power_of_two() {
+        group.retain(|n| !n.get().dep.succ.lock().done);
+    }
+}
+
+impl DepMap {
+    /// Registers `t`'s dependences (addresses deduplicated by the caller) and adds its edges.
+    /// Returns the mutexinoutset locks the task must hold, sorted by address.
+    pub(crate) fn register(&mut self, t: &Task, deps: &[Dep]) -> Vec<Arc<MutexSlot>> {
+        t.dep.tracked.store(true, Ordering::Relaxed); // Relaxed: read by the same thread later.
+        let mut mutexes = Vec::new();
+        if deps.iter().any(|d| d.kind == Access::AllMemory) {
+            self.register_all(t);
+            return mutexes;
+        }
+        for d in deps {
+            let all = &self.all;
+            let e = self.entries.entry(d.addr).or_insert_with(|| Entry {
+                last: all.clone(),
+                group: Vec::new(),
+                group_kind: GroupKind::In,
+                mutex: None,
+            });
+            let gk = match d.kind {
+                Access::In => GroupKind::In,
+                Access::InOutSet => GroupKind::Set,
+                Access::MutexInOutSet => GroupKind::Mutex,
+                _ => {
+                    // out / inout.
+                    if e.group.is_empty() {
+                        if let Some(l) = &e.last {
+                            add_edge(l.get(), t);
+                        }
+                    } else {
+                        for g in e.group.drain(..) {
+                            add_edge(g.get(), t);
+                        }
+                    }
+                    e.last = Some(NodeRef::new(t));
+                    e.mutex = None;
+                    continue;
+                }
+            };
+            if !e.group.is_empty() && e.group_kind != gk {
+                // Close the open group behind a join node.
+                let j = alloc_node(Kind::Join, t.team);
+                for g in e.group.drain(..) {
+                    add_edge(g.get(), j);
+                }
+                e.last = Some(NodeRef::new(j));
+                e.mutex = None;
+                finish_registration(j);
+                // The map's reference is the join's only one now; its own is dropped when it
+                // completes (in `finish_registration` or by its last predecessor).
+            }
+            if let Some(l) = &e.last {
+                add_edge(l.get(), t);
+            }
+            e.group_kind = gk;
+            prune(&mut e.group);
+            e.group.push(NodeRef::new(t));
+            if gk == GroupKind::Mutex {
+                let m =
+                    e.mutex.get_or_insert_with(|| Arc::new(MutexSlot { addr: d.addr, ..Default::default() }));
+                mutexes.push(m.clone());
+            }
+        }
+        mutexes.sort_by_key(|m| m.addr);
+        mutexes
+    }
+
+    fn register_all(&mut self, t: &Task) {
+        for (_, e) in self.entries.drain() {
+            e.follow(t);
+        }
+        if let Some(a) = &self.all {
+            add_edge(a.get(), t);
+        }
+        self.all = Some(NodeRef::new(t));
+    }
+
+    /// Adds the edges a `taskwait depend(...)` waiter needs, without changing the frontier.
+    pub(crate) fn watch(&self, w: &Task, deps: &[Dep]) {
+        let all_memory = deps.iter().any(|d| d.kind == Access::AllMemory);
+        let add_frontier = |e: &Entry, reader: bool| {
+            if reader && e.group_kind == GroupKind::In && !e.group.is_empty() {
+                // A reader only waits for what the open readers wait for.
+                if let Some(l) = &e.last {
+                    add_edge(l.get(), w);
+                }
+            } else {
+                e.follow(w);
+            }
+        };
+        if all_memory {
+            for e in self.entries.values() {
+                add_frontier(e, false);
+            }
+        } else {
+            for d in deps {
+                match self.entries.get(&d.addr) {
+                    Some(e) => add_frontier(e, d.kind == Access::In),
+                    None => {
+                        if let Some(a) = &self.all {
+                            add_edge(a.get(), w);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(a) = &self.all {
+            add_edge(a.get(), w);
+        }
+    }
+}
+
+/// Drops the registration guard of `t`; true if `t` is ready now (the caller then makes it
+/// ready). For join nodes, completes them instead when ready.
+pub(crate) fn finish_registration(t: &Task) -> bool {
+    // AcqRel: pairs with the predecessors' decrements (their writes are visible to whoever
+    // runs `t`).
+    if t.dep.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
+        return false;
+    }
+    if t.kind == Kind::Join {
+        complete_join(t);
+        return false;
+    }
+    true
+}
+
+/// A join node's predecessors are all complete: release its successors, drop its own
+/// reference.
+fn complete_join(j: &Task) {
+    let p: *const Task = j;
+    release_successors(j, &mut |s| super::make_ready(s));
+    release_ref(p);
+}
+
+/// Marks `t` complete for dependence purposes and releases its successors: each one whose
+/// last predecessor this was is handed to `ready`.
+pub(crate) fn release_successors(t: &Task, ready: &mut dyn FnMut(&'static Task)) {
+    let (first, rest) = {
+        let mut s = t.dep.succ.lock();
+        s.done = true;
+        (std::mem::replace(&mut s.first, std::ptr::null()), std::mem::take(&mut s.rest))
+    };
+    let mut one = |p: *const Task| {
+        // SAFETY: a successor cannot complete (nor be freed) before this edge is released.
+        let s: &'static Task = unsafe { &*p };
+        if s.dep.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+            match s.kind {
+                Kind::Join => complete_join(s),
+                _ => ready(s),
+            }
+        }
+    };
+    if !first.is_null() {
+        one(first);
+    }
+    for p in rest {
+        one(p);
+    }
+}
+
+/// Merges duplicate addresses of a dependence list: a task that names an address twice
+/// accesses it with the stronger kind (different kinds combine to `out`).
+pub(crate) fn merge(deps: &mut Vec<Dep>) {
+    if deps.len() < 2 {
+        return;
+    }
+    deps.sort_by_key(|d| d.addr);
+    let mut out: usize = 0;
+    for i in 0..deps.len() {
+        if out > 0 && deps[out - 1].addr == deps[i].addr {
+            let (a, b) = (deps[out - 1].kind, deps[i].kind);
+            if a != b {
+                deps[out - 1].kind = if a == Access::AllMemory || b == Access::AllMemory {
+                    Access::AllMemory
+                } else {
+                    Access::Out
+                };
+            }
+        } else {
+            deps[out] = deps[i];
+            out += 1;
+        }
+    }
+    deps.truncate(out);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_dedups() {
+        let mut v = vec![
+            Dep { addr: 8, kind: Access::In },
+            Dep { addr: 4, kind: Access::In },
+            Dep { addr: 8, kind: Access::In },
+            Dep { addr: 4, kind: Access::MutexInOutSet },
+        ];
+        merge(&mut v);
+        assert_eq!(v, vec![Dep { addr: 4, kind: Access::Out }, Dep { addr: 8, kind: Access::In }]);
+    }
+
+    #[test]
+    fn flags() {
+        assert_eq!(Access::from_flags(1), Access::In);
+        assert_eq!(Access::from_flags(3), Access::Out);
+        assert_eq!(Access::from_flags(2), Access::Out);
+        assert_eq!(Access::from_flags(4), Access::MutexInOutSet);
+        assert_eq!(Access::from_flags(8), Access::InOutSet);
+        assert_eq!(Access::from_flags(0x80), Access::AllMemory);
+    }
+}

@@ -1,0 +1,558 @@
+//! Explicit tasks: creation, scheduling on per-thread work-stealing deques, waiting
+//! (`taskwait`, taskgroups, barriers), dependences, taskloops, detach and task reductions.
+//!
+//! The protocols (completion counting, dependence release, waking waiters) are explained with
+//! proof sketches in `README.md` next to this file.
+//!
+//! Scheduling policy:
+//! * A ready task goes to the creating thread's deque; idle members steal the oldest task of a
+//!   random victim. Prioritised tasks go to a shared heap that is looked at first.
+//! * Cut-off: a task runs at once (undeferred) when the team has one thread, when it is
+//!   included in a final task, or when the creator's deque already holds `CUTOFF` tasks, so a
+//!   producer that outpaces its consumers does not build an unbounded queue.
+//! * Task scheduling constraint: a thread suspended in a tied task (taskwait, taskgroup end,
+//!   taskyield) only starts tied tasks that descend from it.
+
+pub mod deps;
+pub mod group;
+pub(crate) mod pool;
+#[allow(clippy::module_inception)]
+pub mod task;
+pub mod taskloop;
+
+use std::ffi::c_void;
+use std::time::Instant;
+
+pub use deps::{Access, Dep};
+pub use group::{Init, ItemSpec, TaskGroup};
+pub use task::{KmpTask, KmpTaskloop, Routine, Task};
+
+use crate::sync::WaitPolicy;
+use crate::sync::atomic::Ordering;
+use crate::thread::Thread;
+use task::{EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, flags, release_ref};
+
+/// Ready tasks a creator may queue before it runs new ones at once.
+const CUTOFF: usize = 256;
+
+/// The calling thread's current task.
+#[inline]
+pub fn current(th: Thread) -> &'static Task {
+    // SAFETY: ctx.task always points at the running task (an implicit task of the current
+    // team, or an explicit task this thread is executing), alive while it runs.
+    unsafe { &*th.ctx().task }
+}
+
+/// `__kmpc_omp_task_alloc`: a new child of the current task; returns its `kmp_task_t`.
+pub fn alloc(
+    th: Thread,
+    flags: u32,
+    sizeof_task: usize,
+    sizeof_shareds: usize,
+    routine: Option<Routine>,
+) -> *mut KmpTask {
+    oxiomp_instrument::task_allocation_enter();
+    let t = task::alloc(NewTask { parent: current(th), flags, sizeof_task, sizeof_shareds, routine });
+    oxiomp_instrument::task_allocation_exit();
+    t.kmp()
+}
+
+/// `__kmpc_task_allow_completion_event`: the event handle of a detachable task.
+pub fn completion_event(t: &Task) -> *mut c_void {
+    t as *const Task as *mut c_void
+}
+
+/// `omp_fulfill_event`: completes a detached task's event; the task completes once its body
+/// has finished too. Returns an error for a handle that is not a pending event.
+pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
+    if ev.is_null() {
+        return Err("the event handle is null");
+    }
+    // SAFETY: a handle comes from `completion_event`; the task stays allocated until both its
+    // body has finished and the event is fulfilled, so it is alive here (a second fulfilment
+    // is a program error, detected while the task is still alive in practice).
+    let t = unsafe { &*(ev as *const Task) };
+    if t.kind != Kind::Explicit || t.flags & flags::DETACHABLE == 0 {
+        return Err("the handle is not the event of a detachable task");
+    }
+    let pool = t.team().tasks();
+    pool.enter_foreign();
+    // AcqRel: whoever sees both bits completes the task and must see the other side's writes.
+    let prev = t.event.fetch_or(EVENT_FULFILLED, Ordering::AcqRel);
+    let r = if prev & EVENT_FULFILLED != 0 {
+        Err("the event was already fulfilled")
+    } else {
+        if prev & EVENT_BODY_DONE != 0 {
+            finish(t);
+        }
+        Ok(())
+    };
+    pool.leave_foreign();
+    r
+}
+
+/// `__kmpc_omp_task` / `__kmpc_omp_task_with_deps`: schedules a task (with its dependences),
+/// or re-queues a running untied task for its next part.
+pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
+    // AcqRel: a re-queue must see the part counter of the execution that is ending.
+    if t.parts.fetch_add(1, Ordering::AcqRel) > 0 {
+        schedule(th, t);
+        return;
+    }
+    if t.flags & flags::PRIORITY != 0 {
+        // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
+        let p = unsafe { (*t.kmp()).data2 } as i32;
+        let t_mut = t as *const Task as *mut Task;
+        // SAFETY: the task is not shared yet (it is queued below).
+        unsafe { (*t_mut).priority = p.clamp(0, crate::query::max_task_priority()) };
+    }
+    count_new(t);
+    if !deps.is_empty() {
+        oxiomp_instrument::task_check_deps_enter();
+        let ready = register_deps(t, deps);
+        oxiomp_instrument::task_check_deps_exit();
+        if !ready {
+            return;
+        }
+    }
+    schedule(th, t);
+}
+
+/// Runs `f` with the thread's reusable dependence buffer (empty), so that converting a
+/// dependence list does not allocate once the buffer has grown.
+pub fn with_dep_buffer<R>(th: Thread, f: impl FnOnce(&mut Vec<Dep>) -> R) -> R {
+    let mut v = std::mem::take(&mut th.ctx().dep_scratch);
+    v.clear();
+    let r = f(&mut v);
+    v.clear();
+    th.ctx().dep_scratch = v;
+    r
+}
+
+/// Counts a new task in its parent, taskgroup and team (it is not visible to other threads
+/// yet, so Relaxed: the queue hand-over publishes the counts with the task).
+fn count_new(t: &Task) {
+    // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
+    let parent = unsafe { &*t.parent };
+    parent.children.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: a taskgroup outlives the tasks generated in it.
+    if let Some(g) = unsafe { t.group.as_ref() } {
+        g.count.fetch_add(1, Ordering::Relaxed);
+    }
+    t.team().tasks().pending.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Enters `t` in its parent's dependence map; true if it is ready now.
+fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
+    deps::merge(deps);
+    // SAFETY: the parent is the task running on this thread (it generates `t`); only it
+    // touches its child map.
+    let parent = unsafe { &*t.parent };
+    let map = unsafe { &mut *parent.child_deps.get() }.get_or_insert_with(Default::default);
+    let mutexes = map.register(t, deps);
+    if !mutexes.is_empty() {
+        // SAFETY: the task is not queued yet.
+        unsafe { *t.mutexes.get() = Some(mutexes.into_boxed_slice()) };
+    }
+    deps::finish_registration(t)
+}
+
+/// Runs a ready task now or queues it on the calling thread's deque.
+fn schedule(th: Thread, t: &'static Task) {
+    let team = th.team();
+    let pool = team.tasks();
+    let tid = th.tid();
+    let immediate = std::ptr::eq(team, t.team)
+        && (t.is_final != 0 || team.nthreads == 1 || (t.priority == 0 && pool.own_len(tid) >= CUTOFF));
+    if immediate {
+        execute(th, t);
+    } else if std::ptr::eq(team, t.team) {
+        t.state.store(State::Queued as u32, Ordering::Relaxed);
+        pool.push(Some(tid), TaskRef(t), t.priority);
+    } else {
+        t.state.store(State::Queued as u32, Ordering::Relaxed);
+        t.team().tasks().push(None, TaskRef(t), t.priority);
+    }
+}
+
+/// A task whose dependences are satisfied (called by whoever released the last one).
+pub(crate) fn make_ready(t: &'static Task) {
+    match t.kind {
+        Kind::Waiter => {
+            t.team().tasks().notify();
+            release_ref(t);
+        }
+        _ => {
+            t.state.store(State::Queued as u32, Ordering::Relaxed);
+            let pool = t.team().tasks();
+            match Thread::peek() {
+                Some(th) if std::ptr::eq(th.team(), t.team) => {
+                    pool.push(Some(th.tid()), TaskRef(t), t.priority)
+                }
+                _ => pool.push(None, TaskRef(t), t.priority),
+            }
+        }
+    }
+}
+
+/// Runs one part of `t` on the calling thread. False if it could not start (a
+/// mutexinoutset lock is busy; the task was put back).
+fn execute(th: Thread, t: &'static Task) -> bool {
+    // SAFETY: set before the task was queued; read by the thread that runs it.
+    let mutexes = unsafe { (*t.mutexes.get()).as_deref() };
+    if let Some(ms) = mutexes
+        && !deps::lock_all(ms)
+    {
+        t.team().tasks().put_back(TaskRef(t));
+        return false;
+    }
+    let cancelled = {
+        // SAFETY: a taskgroup outlives its tasks.
+        let g = unsafe { t.group.as_ref() };
+        g.is_some_and(|g| g.is_cancelled()) || (t.team().cancelled(true, 0) && crate::query::cancellation())
+    };
+    let ctx = th.ctx();
+    let prev = std::mem::replace(&mut ctx.task, t);
+    let saved_icvs = ctx.icvs;
+    t.state.store(State::Running as u32, Ordering::Relaxed);
+    if !cancelled {
+        let kt = t.kmp();
+        // SAFETY: the routine and task come from the compiler's alloc; the routine takes
+        // (gtid, task).
+        if let Some(r) = unsafe { (*kt).routine } {
+            oxiomp_instrument::task_running_enter();
+            unsafe { r(th.gtid(), kt) };
+            oxiomp_instrument::task_running_exit();
+        }
+    }
+    let ctx = th.ctx();
+    ctx.task = prev;
+    ctx.icvs = saved_icvs;
+    if let Some(ms) = mutexes {
+        deps::unlock_all(ms);
+    }
+    finish_part(t);
+    true
+}
+
+/// One execution of `t` ended: complete it if it was the last part.
+fn finish_part(t: &'static Task) {
+    // AcqRel: the completing thread sees what every part did.
+    if t.parts.fetch_sub(1, Ordering::AcqRel) == 1 {
+        complete(t);
+    }
+}
+
+/// The body of `t` is done: complete it, unless it waits for its detach event.
+fn complete(t: &'static Task) {
+    if t.flags & flags::DETACHABLE != 0 {
+        // AcqRel: pairs with `fulfill_event`.
+        let prev = t.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
+        if prev & EVENT_FULFILLED == 0 {
+            return;
+        }
+    }
+    finish(t);
+}
+
+/// Completes `t`: destructors, dependences, counts, then its own reference.
+fn finish(t: &'static Task) {
+    run_destructors(t);
+    t.state.store(State::Complete as u32, Ordering::Relaxed);
+    // No more children can be generated: the map's references go.
+    // SAFETY: the task's body has ended; only its completion touches the map now.
+    drop(unsafe { (*t.child_deps.get()).take() });
+    if t.dep.tracked.load(Ordering::Relaxed) {
+        oxiomp_instrument::task_releasing_deps_enter();
+        deps::release_successors(t, &mut |s| make_ready(s));
+        oxiomp_instrument::task_releasing_deps_exit();
+    }
+    uncount(t);
+    release_ref(t);
+}
+
+/// Runs the destructors thunk of `t`'s privates, if the compiler gave one.
+fn run_destructors(t: &Task) {
+    let kt = t.kmp();
+    if t.flags & flags::DESTRUCTORS != 0 {
+        // SAFETY: clang stores its destructors thunk in data1 when it sets the flag; the thunk
+        // takes (gtid, task).
+        unsafe {
+            let f: Routine = std::mem::transmute::<usize, Routine>((*kt).data1);
+            f(Thread::peek().map_or(0, |th| th.gtid()), kt);
+        }
+    }
+}
+
+/// Finishes a task that never runs and was never counted (a taskloop pattern).
+pub(crate) fn discard(t: &'static Task) {
+    run_destructors(t);
+    release_ref(t);
+}
+
+/// The decrements matching `count_new`, each SeqCst so that a waiter parked on the count is
+/// woken (see `pool`); the team's count goes last, after which the team may be reused.
+fn uncount(t: &Task) {
+    let pool = t.team().tasks();
+    let mut zero = false;
+    // SAFETY: a taskgroup outlives its tasks; we do not touch it after the decrement.
+    if let Some(g) = unsafe { t.group.as_ref() } {
+        zero |= g.count.fetch_sub(1, Ordering::SeqCst) == 1;
+    }
+    // SAFETY: our reference keeps an explicit parent alive; implicit ones live in the team.
+    zero |= unsafe { &*t.parent }.children.fetch_sub(1, Ordering::SeqCst) == 1;
+    zero |= pool.pending.fetch_sub(1, Ordering::SeqCst) == 1;
+    if zero {
+        pool.notify();
+    }
+}
+
+/// Runs one ready task of the current team, if the scheduling constraint allows one.
+pub fn run_one(th: Thread) -> bool {
+    let ctx = th.ctx();
+    let anchor = ctx.tsc;
+    let pool = th.team().tasks();
+    let allowed = |r: TaskRef| {
+        // SAFETY: queued tasks are alive; the anchor is a task suspended on this thread.
+        let c = unsafe { &*r.0 };
+        match unsafe { anchor.as_ref() } {
+            None => true,
+            Some(a) => !c.is_tied() || c.descends_from(a),
+        }
+    };
+    let mut rng = ctx.rng;
+    let got = pool.take(th.tid(), &mut rng, &allowed);
+    th.ctx().rng = rng;
+    match got {
+        // SAFETY: a queued task stays alive until it completes.
+        Some(r) => execute(th, unsafe { &*r.0 }),
+        None => false,
+    }
+}
+
+/// Waits until `cond` holds, running tasks of the current team meanwhile; spins, yields, then
+/// parks (the pool's wake-up protocol).
+pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
+    let pool = th.team().tasks();
+    let mut start: Option<Instant> = None;
+    let mut polls = 0u32;
+    loop {
+        if cond() {
+            return;
+        }
+        if run_one(th) {
+            start = None;
+            polls = 0;
+            continue;
+        }
+        if cond() {
+            return;
+        }
+        polls += 1;
+        if polls < 64 && !WaitPolicy::oversubscribed() {
+            std::hint::spin_loop();
+            continue;
+        }
+        std::thread::yield_now();
+        let s = *start.get_or_insert_with(Instant::now);
+        if s.elapsed() >= WaitPolicy::block_time() {
+            pool.park(cond);
+            start = None;
+        }
+    }
+}
+
+/// Runs `f` with the scheduling constraint anchored at the current task if it is tied.
+fn constrained<R>(th: Thread, f: impl FnOnce() -> R) -> R {
+    let cur = th.ctx().task;
+    // SAFETY: the current task is alive while it runs.
+    let tied = unsafe { &*cur }.is_tied();
+    let prev = th.ctx().tsc;
+    if tied {
+        th.ctx().tsc = cur;
+    }
+    let r = f();
+    th.ctx().tsc = prev;
+    r
+}
+
+/// `taskwait`: waits for the current task's children.
+pub fn taskwait(th: Thread) {
+    let t = current(th);
+    // Acquire: pairs with the children's SeqCst decrements (their effects are visible).
+    if t.children.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    oxiomp_instrument::taskwait_enter();
+    constrained(th, || wait_until(th, &|| t.children.load(Ordering::Acquire) == 0));
+    oxiomp_instrument::taskwait_exit();
+}
+
+/// `taskyield`: may run another task.
+pub fn taskyield(th: Thread) {
+    oxiomp_instrument::taskyield_enter();
+    constrained(th, || run_one(th));
+    oxiomp_instrument::taskyield_exit();
+}
+
+/// Waits until the current team has no task left (barriers and the region's end).
+pub fn drain(th: Thread) {
+    let pool = th.team().tasks();
+    // Acquire: pairs with the completions' SeqCst decrements.
+    if pool.pending.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    oxiomp_instrument::barrier_task_enter();
+    let prev = std::mem::replace(&mut th.ctx().tsc, std::ptr::null());
+    wait_until(th, &|| pool.pending.load(Ordering::Acquire) == 0);
+    th.ctx().tsc = prev;
+    oxiomp_instrument::barrier_task_exit();
+}
+
+/// A waiting thread's helper at barriers: runs one task with no constraint.
+pub fn help_barrier(th: Thread) -> bool {
+    let prev = std::mem::replace(&mut th.ctx().tsc, std::ptr::null());
+    let r = run_one(th);
+    th.ctx().tsc = prev;
+    r
+}
+
+/// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
+pub fn begin_if0(th: Thread, t: &'static Task) {
+    t.parts.fetch_add(1, Ordering::Relaxed); // Relaxed: not shared yet.
+    count_new(t);
+    t.state.store(State::Running as u32, Ordering::Relaxed);
+    th.ctx().task = t;
+    oxiomp_instrument::task_running_if0_enter();
+}
+
+/// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
+pub fn complete_if0(th: Thread, t: &'static Task) {
+    oxiomp_instrument::task_running_if0_exit();
+    th.ctx().task = t.parent;
+    finish_part(t);
+}
+
+/// `__kmpc_taskgroup`: opens a taskgroup in the current task.
+pub fn taskgroup_begin(th: Thread) {
+    let t = current(th);
+    let g = Box::new(TaskGroup::new(t.cur_group.get()));
+    t.cur_group.set(Box::into_raw(g));
+}
+
+/// `__kmpc_end_taskgroup`: waits for every task generated in the innermost taskgroup, then
+/// finishes its reductions.
+pub fn taskgroup_end(th: Thread) {
+    let t = current(th);
+    let gp = t.cur_group.get();
+    // SAFETY: the group was opened by this task and is still open.
+    let Some(g) = (unsafe { gp.as_ref() }) else {
+        return;
+    };
+    oxiomp_instrument::taskgroup_enter();
+    if g.count.load(Ordering::Acquire) != 0 {
+        constrained(th, || wait_until(th, &|| g.count.load(Ordering::Acquire) == 0));
+    }
+    t.cur_group.set(g.parent);
+    // SAFETY: created by `taskgroup_begin` with Box::into_raw; no task refers to it any more.
+    let g = unsafe { Box::from_raw(gp as *mut TaskGroup) };
+    if let Some(r) = g.reduction {
+        r.finish();
+    }
+    oxiomp_instrument::taskgroup_exit();
+}
+
+/// `cancel taskgroup`: cancels the innermost taskgroup of the current task.
+pub fn cancel_taskgroup(th: Thread) -> bool {
+    // SAFETY: the current task's groups are open and alive.
+    match unsafe { current(th).cur_group.get().as_ref() } {
+        Some(g) => {
+            g.cancelled.store(1, Ordering::Relaxed); // Relaxed: a request polled by others.
+            true
+        }
+        None => false,
+    }
+}
+
+/// Whether the innermost taskgroup of the current task was cancelled.
+pub fn taskgroup_cancelled(th: Thread) -> bool {
+    // SAFETY: as in `cancel_taskgroup`.
+    unsafe { current(th).cur_group.get().as_ref() }.is_some_and(|g| g.is_cancelled())
+}
+
+/// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
+/// dependences name.
+pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
+    let t = current(th);
+    // SAFETY: only the task running on this thread touches its child map.
+    let Some(map) = (unsafe { &*t.child_deps.get() }).as_deref() else {
+        return;
+    };
+    oxiomp_instrument::taskwait_deps_enter();
+    deps::merge(deps);
+    let w = task::alloc_node(Kind::Waiter, t.team);
+    // Two references: ours, and the one `make_ready` drops.
+    w.refs.fetch_add(1, Ordering::Relaxed);
+    map.watch(w, deps);
+    if !deps::finish_registration(w) {
+        constrained(th, || wait_until(th, &|| w.dep.npred.load(Ordering::Acquire) == 0));
+    } else {
+        release_ref(w);
+    }
+    release_ref(w);
+    oxiomp_instrument::taskwait_deps_exit();
+}
+
+/// `omp_in_final`.
+pub fn in_final(th: Thread) -> bool {
+    current(th).is_final != 0
+}
+
+/// `omp_in_explicit_task`.
+pub fn in_explicit_task(th: Thread) -> bool {
+    current(th).is_explicit()
+}
+
+/// Task reductions: `__kmpc_taskred_init` (and the older `__kmpc_task_reduction_init`)
+/// attach reduction items to the current taskgroup; returns the handle.
+pub fn reduction_init(th: Thread, items: &[ItemSpec]) -> *mut c_void {
+    let t = current(th);
+    let gp = t.cur_group.get() as *mut TaskGroup;
+    if gp.is_null() {
+        return std::ptr::null_mut();
+    }
+    let n = th.team().nthreads;
+    // SAFETY: the current task's innermost group, open; only this task modifies it.
+    unsafe { (*gp).reduction = Some(Box::new(group::Reduction::new(items, n))) };
+    gp as *mut c_void
+}
+
+/// `__kmpc_task_reduction_get_th_data`: the calling thread's copy of reduction item `item`,
+/// looked up in the group `handle` (or the current task's groups when null), then in the
+/// enclosing groups.
+pub fn reduction_data(th: Thread, handle: *mut c_void, item: *mut c_void) -> *mut c_void {
+    let tid = th.tid();
+    let mut g = if handle.is_null() { current(th).cur_group.get() } else { handle as *const TaskGroup };
+    // SAFETY: groups with reductions stay open while tasks that use them run.
+    while let Some(x) = unsafe { g.as_ref() } {
+        if let Some(r) = &x.reduction
+            && let Some(p) = r.lookup(item, tid)
+        {
+            return p;
+        }
+        g = x.parent;
+    }
+    item
+}
+
+/// `__kmpc_taskred_modifier_init`: `reduction(task, ...)` on a parallel or worksharing
+/// construct: each thread opens a taskgroup whose reduction combines into its own private item.
+pub fn reduction_modifier_init(th: Thread, items: &[ItemSpec]) -> *mut c_void {
+    taskgroup_begin(th);
+    reduction_init(th, items)
+}
+
+/// `__kmpc_task_reduction_modifier_fini`.
+pub fn reduction_modifier_fini(th: Thread) {
+    taskgroup_end(th);
+}

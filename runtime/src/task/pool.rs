@@ -1,0 +1,240 @@
+//! A team's ready tasks and the threads waiting for them.
+//!
+//! Every member owns a work-stealing deque (LIFO for its owner, thieves take the oldest task);
+//! an injector takes tasks readied by threads outside the team (a detach fulfilled elsewhere)
+//! and tasks put back; prioritised tasks go to a shared heap looked at first. `pending` counts
+//! the team's tasks not yet complete: a barrier or the region's end waits until it is 0.
+//!
+//! # Waking waiters (see README.md)
+//! Threads that wait for a condition (a count reaching 0) run tasks meanwhile, spin and yield
+//! for the block time, then park on `epoch`:
+//!
+//! ```text
+//! waiter                                      notifier (push, or a count reaching 0)
+//! e = epoch.load()                            change the state (push / RMW on the count)
+//! sleepers.fetch_add(1); fence(SeqCst)        fence(SeqCst)
+//! if condition or work visible: retry         if sleepers.load() > 0:
+//! futex_wait(epoch, e)                            epoch += 1; futex_wake(epoch)
+//! sleepers.fetch_sub(1)
+//! ```
+//! The two fences are totally ordered: either the waiter's check sees the new state, or the
+//! notifier sees the sleeper and bumps the epoch, which makes `futex_wait` return (it checks
+//! `epoch == e` atomically with queueing).
+
+use std::collections::BinaryHeap;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::CachePadded;
+
+use super::task::TaskRef;
+use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering, fence};
+use crate::sync::futex;
+
+struct Prio {
+    priority: i32,
+    seq: u64,
+    task: TaskRef,
+}
+
+impl PartialEq for Prio {
+    fn eq(&self, o: &Self) -> bool {
+        self.priority == o.priority && self.seq == o.seq
+    }
+}
+impl Eq for Prio {}
+impl PartialOrd for Prio {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Prio {
+    /// Highest priority first; among equals, the oldest first.
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.priority.cmp(&o.priority).then(o.seq.cmp(&self.seq))
+    }
+}
+
+/// The ready tasks of one team.
+pub(crate) struct TaskPool {
+    deques: Box<[CachePadded<Worker<TaskRef>>]>,
+    stealers: Box<[Stealer<TaskRef>]>,
+    injector: Injector<TaskRef>,
+    prio: parking_lot::Mutex<(BinaryHeap<Prio>, u64)>,
+    has_prio: AtomicBool,
+    /// Tasks of the team not yet complete.
+    pub(crate) pending: CachePadded<AtomicU32>,
+    epoch: CachePadded<AtomicU32>,
+    sleepers: AtomicU32,
+    /// Threads outside the team completing one of its tasks (detach fulfilled elsewhere).
+    foreign: AtomicU32,
+}
+
+// SAFETY: each deque's `Worker` is used only by the member with that thread number (the
+// `owner_*` methods' contract); everything else is Sync.
+unsafe impl Sync for TaskPool {}
+// SAFETY: as above.
+unsafe impl Send for TaskPool {}
+
+impl TaskPool {
+    pub(crate) fn new(n: u32) -> TaskPool {
+        let deques: Box<[_]> = (0..n.max(1)).map(|_| CachePadded::new(Worker::new_lifo())).collect();
+        let stealers = deques.iter().map(|w| w.stealer()).collect();
+        TaskPool {
+            deques,
+            stealers,
+            injector: Injector::new(),
+            prio: parking_lot::Mutex::new((BinaryHeap::new(), 0)),
+            has_prio: AtomicBool::new(false),
+            pending: CachePadded::new(AtomicU32::new(0)),
+            epoch: CachePadded::new(AtomicU32::new(0)),
+            sleepers: AtomicU32::new(0),
+            foreign: AtomicU32::new(0),
+        }
+    }
+
+    /// Pushes a ready task: member `tid`'s deque (caller must be that member), or the shared
+    /// structures when `tid` is None or the task has a priority.
+    pub(crate) fn push(&self, tid: Option<u32>, t: TaskRef, priority: i32) {
+        if priority > 0 {
+            let mut p = self.prio.lock();
+            p.1 += 1;
+            let seq = p.1;
+            p.0.push(Prio { priority, seq, task: t });
+            // Relaxed: a hint to look at the heap; the heap's lock orders its content.
+            self.has_prio.store(true, Ordering::Relaxed);
+        } else {
+            match tid {
+                Some(tid) if (tid as usize) < self.deques.len() => self.deques[tid as usize].push(t),
+                _ => self.injector.push(t),
+            }
+        }
+        self.notify();
+    }
+
+    /// Tasks in member `tid`'s own deque (caller: that member).
+    #[inline]
+    pub(crate) fn own_len(&self, tid: u32) -> usize {
+        self.deques.get(tid as usize).map_or(0, |w| w.len())
+    }
+
+    /// Puts back a task that may not run here now.
+    pub(crate) fn put_back(&self, t: TaskRef) {
+        self.injector.push(t);
+    }
+
+    /// Takes a ready task for member `tid` (priority heap, own deque, injector, then a random
+    /// victim). `allowed` filters by the task scheduling constraint; refused tasks are put
+    /// back where others can take them.
+    pub(crate) fn take(&self, tid: u32, rng: &mut u32, allowed: &dyn Fn(TaskRef) -> bool) -> Option<TaskRef> {
+        if self.has_prio.load(Ordering::Relaxed) {
+            let mut p = self.prio.lock();
+            match p.0.peek() {
+                Some(top) if allowed(top.task) => return p.0.pop().map(|x| x.task),
+                Some(_) => {}
+                None => self.has_prio.store(false, Ordering::Relaxed),
+            }
+        }
+        if let Some(w) = self.deques.get(tid as usize)
+            && let Some(t) = w.pop()
+        {
+            if allowed(t) {
+                return Some(t);
+            }
+            // Newer tasks sit on top: if the top may not run, nothing below may either.
+            w.push(t);
+        }
+        if let Some(t) = steal(|| self.injector.steal()) {
+            if allowed(t) {
+                return Some(t);
+            }
+            self.injector.push(t);
+        }
+        let n = self.stealers.len() as u32;
+        if n > 1 {
+            *rng ^= *rng << 13;
+            *rng ^= *rng >> 17;
+            *rng ^= *rng << 5;
+            let start = *rng % n;
+            for k in 0..n {
+                let v = (start + k) % n;
+                if v == tid {
+                    continue;
+                }
+                if let Some(t) = steal(|| self.stealers[v as usize].steal()) {
+                    if allowed(t) {
+                        return Some(t);
+                    }
+                    self.injector.push(t);
+                    return None;
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether any queue looks non-empty.
+    fn has_work(&self) -> bool {
+        self.has_prio.load(Ordering::Relaxed)
+            || !self.injector.is_empty()
+            || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// After a state change waiters may be waiting for: wake them if any sleeps.
+    #[inline]
+    pub(crate) fn notify(&self) {
+        // The notifier's fence of the protocol in the module docs.
+        fence(Ordering::SeqCst);
+        // Relaxed: ordered by the fence pair.
+        if self.sleepers.load(Ordering::Relaxed) != 0 {
+            self.wake();
+        }
+    }
+
+    #[cold]
+    fn wake(&self) {
+        self.epoch.fetch_add(1, Ordering::Relaxed); // Relaxed: the futex word only.
+        futex::wake_all(&self.epoch);
+    }
+
+    /// Parks until notified, unless `cond` holds or work is visible after announcing.
+    pub(crate) fn park(&self, cond: &dyn Fn() -> bool) {
+        let e = self.epoch.load(Ordering::Relaxed);
+        // Relaxed + fence: the waiter's half of the protocol.
+        self.sleepers.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if !cond() && !self.has_work() {
+            futex::wait(&self.epoch, e);
+        }
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// A thread outside the team is about to complete one of its tasks (the pool is alive:
+    /// the task is pending).
+    pub(crate) fn enter_foreign(&self) {
+        self.foreign.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn leave_foreign(&self) {
+        // Release: our last use of the pool happens-before the closer's load that sees 0.
+        self.foreign.fetch_sub(1, Ordering::Release);
+    }
+
+    /// At the region's end (no task pending): waits until no outside thread still completes
+    /// one of the team's tasks, so that the team may be reused or freed.
+    pub(crate) fn wait_foreign(&self) {
+        // Acquire: pairs with `leave_foreign`.
+        while self.foreign.load(Ordering::Acquire) != 0 {
+            std::thread::yield_now();
+        }
+    }
+}
+
+fn steal(mut f: impl FnMut() -> Steal<TaskRef>) -> Option<TaskRef> {
+    loop {
+        match f() {
+            Steal::Success(t) => return Some(t),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The task descriptor: the runtime's header, with clang's `kmp_task_t` right behind it in the
+//! same allocation, and the life of a task from allocation to release.
+//!
+//! ```text
+//! [ Task (HEADER bytes) | kmp_task_t: shareds, routine, part_id, data1, data2 | privates | shareds ]
+//!   ^ runtime             ^ what __kmpc_omp_task_alloc returns (16-byte aligned)
+//! ```
+//!
+//! # Counts
+//! * `children`: the task's children not yet complete (`taskwait` waits for 0).
+//! * `refs`: holders of the memory: 1 until the task completes, plus 1 per child not yet freed
+//!   (a child reads its parent when it completes), plus 1 per dependence-map slot naming it.
+//!   The holder that drops it to 0 frees the block and drops its reference on the parent.
+//! * `parts`: schedulings not yet finished: `__kmpc_omp_task` adds one (an untied task re-queues
+//!   itself at each scheduling point, while the previous part is still returning), the end of
+//!   each execution removes one; the task completes when it reaches 0.
+
+use std::alloc::Layout;
+use std::cell::{Cell, UnsafeCell};
+use std::ffi::c_void;
+
+use super::deps::{DepMap, DepNode};
+use super::group::TaskGroup;
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::team::Team;
+
+/// The task's entry: `routine(gtid, task)`.
+pub type Routine = unsafe extern "C" fn(i32, *mut KmpTask) -> i32;
+
+/// clang's `kmp_task_t` (40 bytes; privates follow).
+#[repr(C)]
+pub struct KmpTask {
+    pub shareds: *mut c_void,
+    pub routine: Option<Routine>,
+    pub part_id: i32,
+    /// The destructors thunk when flag `DESTRUCTORS` is set.
+    pub data1: usize,
+    /// The priority (as i32) when flag `PRIORITY` is set.
+    pub data2: usize,
+}
+
+/// A taskloop task's header: `kmp_task_t` then the loop bounds clang reads.
+#[repr(C)]
+pub struct KmpTaskloop {
+    pub task: KmpTask,
+    pub lb: u64,
+    pub ub: u64,
+    pub st: i64,
+    pub liter: i32,
+    pub reductions: *mut c_void,
+}
+
+/// The compiler-owned flag bits of `__kmpc_omp_task_alloc`.
+pub mod flags {
+    pub const TIED: u32 = 0x01;
+    pub const FINAL: u32 = 0x02;
+    pub const DESTRUCTORS: u32 = 0x08;
+    pub const PROXY: u32 = 0x10;
+    pub const PRIORITY: u32 = 0x20;
+    pub const DETACHABLE: u32 = 0x40;
+}
+
+/// What kind of node a `Task` is.
+#[repr(u32)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// The implicit task of a team member (lives in the team, never freed).
+    Implicit = 0,
+    /// A task the program created.
+    Explicit = 1,
+    /// A dependence join point: completes when its predecessors have.
+    Join = 2,
+    /// A `taskwait depend(...)`: the waiting thread watches its predecessor count.
+    Waiter = 3,
+}
+
+/// The life of a task, for debuggers and checks.
+#[repr(u32)]
+pub enum State {
+    Created = 0,
+    Queued = 1,
+    Running = 2,
+    Complete = 3,
+}
+
+/// Detach events: the body's end and the fulfilment each set one bit; both complete the task.
+pub(crate) const EVENT_BODY_DONE: u32 = 1;
+pub(crate) const EVENT_FULFILLED: u32 = 2;
+
+/// The runtime's task descriptor. `#[repr(C)]` with the debugger-visible fields first.
+#[repr(C)]
+pub struct Task {
+    pub kind: Kind,
+    /// `kmp_tasking_flags_t` low bits as the compiler passed them.
+    pub flags: u32,
+    pub state: AtomicU32,
+    pub priority: i32,
+    /// A process-unique number (0 for implicit tasks).
+    pub id: u64,
+    /// The generating task (null for implicit tasks).
+    pub parent: *const Task,
+    /// The team whose threads run the task.
+    pub team: *const Team,
+    /// The taskgroup the task was generated in (counted there), or null.
+    pub group: *const TaskGroup,
+    /// Nesting depth: implicit tasks 0, their children 1, ...
+    pub depth: u32,
+    /// Whether the task is final (or included in a final task).
+    pub is_final: u32,
+    /// Allocation size in bytes (0: not heap-allocated).
+    pub size: usize,
+    pub(crate) children: AtomicU32,
+    pub(crate) refs: AtomicU32,
+    pub(crate) parts: AtomicU32,
+    /// Detach state (bits `EVENT_*`).
+    pub(crate) event: AtomicU32,
+    pub(crate) dep: DepNode,
+    /// The innermost taskgroup open in this task (starts as `group`). Touched only by the
+    /// thread executing the task.
+    pub(crate) cur_group: Cell<*const TaskGroup>,
+    /// The dependence map of this task's children (created on first use). Only the thread
+    /// executing the task touches it.
+    pub(crate) child_deps: UnsafeCell<Option<Box<DepMap>>>,
+    /// mutexinoutset locks the task holds while it runs (sorted), if any.
+    pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
+}
+
+/// Bytes reserved for the header: `kmp_task_t` starts 16-byte aligned after it.
+pub(crate) const HEADER: usize = (std::mem::size_of::<Task>() + 15) & !15;
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Task {
+    fn blank(kind: Kind) -> Task {
+        Task {
+            kind,
+            flags: flags::TIED,
+            state: AtomicU32::new(State::Created as u32),
+            priority: 0,
+            id: 0,
+            parent: std::ptr::null(),
+            team: std::ptr::null(),
+            group: std::ptr::null(),
+            depth: 0,
+            is_final: 0,
+            size: 0,
+            children: AtomicU32::new(0),
+            refs: AtomicU32::new(1),
+            parts: AtomicU32::new(0),
+            event: AtomicU32::new(0),
+            dep: DepNode::new(),
+            cur_group: Cell::new(std::ptr::null()),
+            child_deps: UnsafeCell::new(None),
+            mutexes: UnsafeCell::new(None),
+        }
+    }
+
+    /// An implicit task for a team member.
+    pub(crate) fn implicit() -> Task {
+        Task::blank(Kind::Implicit)
+    }
+
+    /// Resets an implicit task for a new region of `team`. The task is idle (no children, no
+    /// open taskgroup): its previous region ended with all tasks complete.
+    pub(crate) fn reset_implicit(&mut self, team: *const Team) {
+        self.team = team;
+        self.children = AtomicU32::new(0);
+        self.cur_group.set(std::ptr::null());
+        *self.child_deps.get_mut() = None;
+    }
+
+    /// The `kmp_task_t` behind an explicit task's header.
+    #[inline]
+    pub fn kmp(&self) -> *mut KmpTask {
+        (self as *const Task as *mut u8).wrapping_add(HEADER) as *mut KmpTask
+    }
+
+    /// The header of the task whose `kmp_task_t` is at `kt`.
+    ///
+    /// # Safety
+    /// `kt` was returned by [`alloc`] and the task is not freed.
+    #[inline]
+    pub unsafe fn from_kmp<'a>(kt: *const KmpTask) -> &'a Task {
+        // SAFETY: per the contract, the header sits HEADER bytes before, in the same block.
+        unsafe { &*((kt as *const u8).sub(HEADER) as *const Task) }
+    }
+
+    pub fn is_tied(&self) -> bool {
+        self.flags & flags::TIED != 0
+    }
+
+    pub fn is_explicit(&self) -> bool {
+        self.kind == Kind::Explicit
+    }
+
+    pub(crate) fn team(&self) -> &Team {
+        // SAFETY: a task's team outlives it: the region's end waits for all its tasks.
+        unsafe { &*self.team }
+    }
+
+    /// Whether `self` descends from `anc` (walking parents, which children keep alive).
+    pub(crate) fn descends_from(&self, anc: &Task) -> bool {
+        let mut p = self.parent;
+        // SAFETY: each ancestor is kept alive by the reference its child holds.
+        while let Some(t) = unsafe { p.as_ref() } {
+            if std::ptr::eq(t, anc) {
+                return true;
+            }
+            if t.depth <= anc.depth {
+                return false;
+            }
+            p = t.parent;
+        }
+        false
+    }
+}
+
+/// Where the parts of a new explicit task come from.
+pub(crate) struct NewTask<'a> {
+    pub parent: &'a Task,
+    pub flags: u32,
+    pub sizeof_task: usize,
+    pub sizeof_shareds: usize,
+    pub routine: Option<Routine>,
+}
+
+fn layout(size: usize) -> Layout {
+    match Layout::from_size_align(size, 16) {
+        Ok(l) => l,
+        Err(_) => crate::fatal(format_args!("task of {size} bytes cannot be allocated")),
+    }
+}
+
+/// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
+/// `n.parent` and returns its header.
+pub(crate) fn alloc(n: NewTask) -> &'static Task {
+    let body = (n.sizeof_task.max(std::mem::size_of::<KmpTask>()) + 7) & !7;
+    let size = HEADER + body + n.sizeof_shareds;
+    let l = layout(size);
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { std::alloc::alloc(l) };
+    if p.is_null() {
+        std::alloc::handle_alloc_error(l);
+    }
+    let parent = n.parent;
+    let mut t = Task::blank(Kind::Explicit);
+    t.flags = n.flags & 0xffff;
+    t.id = NEXT_ID.fetch_add(1, Ordering::Relaxed); // Relaxed: a unique number, nothing more.
+    t.parent = parent;
+    t.team = parent.team;
+    t.group = parent.cur_group.get();
+    t.cur_group = Cell::new(t.group);
+    t.depth = parent.depth + 1;
+    t.is_final = (n.flags & flags::FINAL != 0 || parent.is_final != 0) as u32;
+    t.size = size;
+    if parent.kind == Kind::Explicit {
+        // Relaxed: the parent is running on this thread; the reference is released with
+        // AcqRel in `release_ref`.
+        parent.refs.fetch_add(1, Ordering::Relaxed);
+    }
+    // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
+    // `kmp_task_t` fit (HEADER + 40 <= size).
+    unsafe {
+        std::ptr::write(p as *mut Task, t);
+        let kt = p.add(HEADER) as *mut KmpTask;
+        std::ptr::write(
+            kt,
+            KmpTask {
+                shareds: if n.sizeof_shareds > 0 {
+                    p.add(HEADER + body) as *mut c_void
+                } else {
+                    std::ptr::null_mut()
+                },
+                routine: n.routine,
+                part_id: 0,
+                data1: 0,
+                data2: 0,
+            },
+        );
+        &*(p as *const Task)
+    }
+}
+
+/// Allocates a byte copy of explicit task `src` (a taskloop chunk): same size and body, its
+/// shareds pointer moved into the copy, fresh runtime state.
+pub(crate) fn duplicate(src: &Task) -> &'static Task {
+    let size = src.size;
+    let l = layout(size);
+    // SAFETY: as in `alloc`.
+    let p = unsafe { std::alloc::alloc(l) };
+    if p.is_null() {
+        std::alloc::handle_alloc_error(l);
+    }
+    let mut t = Task::blank(Kind::Explicit);
+    t.flags = src.flags;
+    t.id = NEXT_ID.fetch_add(1, Ordering::Relaxed); // Relaxed: a unique number.
+    t.parent = src.parent;
+    t.team = src.team;
+    t.group = src.group;
+    t.cur_group = Cell::new(src.group);
+    t.depth = src.depth;
+    t.is_final = src.is_final;
+    t.priority = src.priority;
+    t.size = size;
+    // SAFETY: the parent is alive (src holds a reference on it).
+    let parent = unsafe { &*src.parent };
+    if parent.kind == Kind::Explicit {
+        parent.refs.fetch_add(1, Ordering::Relaxed); // Relaxed: as in `alloc`.
+    }
+    let src_base = src as *const Task as *const u8;
+    // SAFETY: both blocks are `size` bytes; the body after the header is plain data clang
+    // laid out; shareds, if any, keep their offset from the block start.
+    unsafe {
+        std::ptr::write(p as *mut Task, t);
+        std::ptr::copy_nonoverlapping(src_base.add(HEADER), p.add(HEADER), size - HEADER);
+        let kt = p.add(HEADER) as *mut KmpTask;
+        let sh = (*kt).shareds as *const u8;
+        if !sh.is_null() {
+            (*kt).shareds = p.add(sh.offset_from(src_base) as usize) as *mut c_void;
+        }
+        &*(p as *const Task)
+    }
+}
+
+/// A dependence node with no body (join point or taskwait-depend waiter).
+pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
+    let mut t = Task::blank(kind);
+    t.team = team;
+    t.size = HEADER;
+    let l = layout(HEADER);
+    // SAFETY: non-zero size.
+    let p = unsafe { std::alloc::alloc(l) };
+    if p.is_null() {
+        std::alloc::handle_alloc_error(l);
+    }
+    // SAFETY: fresh block large enough for the header.
+    unsafe {
+        std::ptr::write(p as *mut Task, t);
+        &*(p as *const Task)
+    }
+}
+
+/// Drops one reference on `t`; the last one frees it and drops its reference on its parent.
+pub(crate) fn release_ref(t: *const Task) {
+    let mut t = t;
+    // SAFETY: the caller holds one of the references, so `t` is alive until the decrement.
+    while let Some(task) = unsafe { t.as_ref() } {
+        if task.kind == Kind::Implicit {
+            return;
+        }
+        // AcqRel: the freeing thread must see every other holder's last use of the block.
+        if task.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        let parent = task.parent;
+        let size = task.size;
+        // SAFETY: the last reference is gone: nobody can reach the block any more. It was
+        // allocated by `alloc`/`duplicate`/`alloc_node` with this layout.
+        unsafe {
+            std::ptr::drop_in_place(t as *mut Task);
+            std::alloc::dealloc(t as *mut u8, layout(size));
+        }
+        t = parent;
+    }
+}
+
+/// A task pointer that can travel between threads in queues.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskRef(pub *const Task);
+
+// SAFETY: a queued task is owned by the queue until a thread takes it; tasks are designed to be
+// run by any member of their team.
+unsafe impl Send for TaskRef {}
