@@ -155,7 +155,7 @@ impl Team {
     /// At the end of a region on this team (every member's implicit task has ended): waits
     /// for the remaining tasks, running them, then for outside threads still finishing one.
     fn finish_tasks(&self, th: Thread) {
-        crate::task::drain(th);
+        crate::task::drain(th, &self.implicit[..self.nthreads.max(1) as usize]);
         self.tasks.wait_foreign();
     }
 
@@ -178,7 +178,8 @@ impl Team {
     #[inline]
     pub fn barrier(&self, th: Thread) {
         oxiomp_instrument::barrier_plain_enter();
-        crate::task::drain(th);
+        let tid = th.tid() as usize;
+        crate::task::drain(th, &self.implicit[tid..tid + 1]);
         self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
         oxiomp_instrument::barrier_plain_exit();
     }

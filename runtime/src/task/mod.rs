@@ -132,6 +132,7 @@ pub fn with_dep_buffer<R>(th: Thread, f: impl FnOnce(&mut Vec<Dep>) -> R) -> R {
 /// Counts a new task in its parent, taskgroup and team (it is not visible to other threads
 /// yet, so Relaxed: the queue hand-over publishes the counts with the task).
 fn count_new(t: &Task) {
+    t.counted.set(true);
     // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
     let parent = unsafe { &*t.parent };
     parent.children.fetch_add(1, Ordering::Relaxed);
@@ -139,7 +140,8 @@ fn count_new(t: &Task) {
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
     }
-    t.team().tasks().pending.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: the root implicit task lives in the team, which outlives its tasks.
+    unsafe { &*t.root }.descendants.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Enters `t` in its parent's dependence map; true if it is ready now.
@@ -166,12 +168,15 @@ fn schedule(th: Thread, t: &'static Task) {
         && (t.is_final != 0 || team.nthreads == 1 || (t.priority == 0 && pool.own_len(tid) >= CUTOFF));
     if immediate {
         execute(th, t);
-    } else if std::ptr::eq(team, t.team) {
-        t.state.store(State::Queued as u32, Ordering::Relaxed);
-        pool.push(Some(tid), TaskRef(t), t.priority);
     } else {
+        oxiomp_instrument::task_scheduling_enter();
         t.state.store(State::Queued as u32, Ordering::Relaxed);
-        t.team().tasks().push(None, TaskRef(t), t.priority);
+        if std::ptr::eq(team, t.team) {
+            pool.push(Some(tid), TaskRef(t), t.priority);
+        } else {
+            t.team().tasks().push(None, TaskRef(t), t.priority);
+        }
+        oxiomp_instrument::task_scheduling_exit();
     }
 }
 
@@ -291,8 +296,12 @@ pub(crate) fn discard(t: &'static Task) {
 }
 
 /// The decrements matching `count_new`, each SeqCst so that a waiter parked on the count is
-/// woken (see `pool`); the team's count goes last, after which the team may be reused.
+/// woken (see `pool`); the root's count goes last, after which the team may be reused (but
+/// for the wake-up, which the team's end waits for: see `Team::finish_tasks`).
 fn uncount(t: &Task) {
+    if !t.counted.get() {
+        return;
+    }
     let pool = t.team().tasks();
     let mut zero = false;
     // SAFETY: a taskgroup outlives its tasks; we do not touch it after the decrement.
@@ -301,7 +310,8 @@ fn uncount(t: &Task) {
     }
     // SAFETY: our reference keeps an explicit parent alive; implicit ones live in the team.
     zero |= unsafe { &*t.parent }.children.fetch_sub(1, Ordering::SeqCst) == 1;
-    zero |= pool.pending.fetch_sub(1, Ordering::SeqCst) == 1;
+    // SAFETY: the root lives in the team.
+    zero |= unsafe { &*t.root }.descendants.fetch_sub(1, Ordering::SeqCst) == 1;
     if zero {
         pool.notify();
     }
@@ -395,16 +405,19 @@ pub fn taskyield(th: Thread) {
     oxiomp_instrument::taskyield_exit();
 }
 
-/// Waits until the current team has no task left (barriers and the region's end).
-pub fn drain(th: Thread) {
-    let pool = th.team().tasks();
+/// Waits until every task descending from the given implicit tasks of the current team has
+/// completed, running tasks meanwhile (barriers: the thread's own implicit task; the region's
+/// end: all of them). Once an implicit task waits here it creates no tasks, and a task of its
+/// root only runs while the count is above 0, so a count seen at 0 stays 0.
+pub fn drain(th: Thread, roots: &[Task]) {
     // Acquire: pairs with the completions' SeqCst decrements.
-    if pool.pending.load(Ordering::Acquire) == 0 {
+    let done = || roots.iter().all(|r| r.descendants.load(Ordering::Acquire) == 0);
+    if done() {
         return;
     }
     oxiomp_instrument::barrier_task_enter();
     let prev = std::mem::replace(&mut th.ctx().tsc, std::ptr::null());
-    wait_until(th, &|| pool.pending.load(Ordering::Acquire) == 0);
+    wait_until(th, &done);
     th.ctx().tsc = prev;
     oxiomp_instrument::barrier_task_exit();
 }
@@ -419,8 +432,8 @@ pub fn help_barrier(th: Thread) -> bool {
 
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
 pub fn begin_if0(th: Thread, t: &'static Task) {
+    // Not counted anywhere: it completes before the encountering task goes on.
     t.parts.fetch_add(1, Ordering::Relaxed); // Relaxed: not shared yet.
-    count_new(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
     th.ctx().task = t;
     oxiomp_instrument::task_running_if0_enter();
@@ -556,3 +569,32 @@ pub fn reduction_modifier_init(th: Thread, items: &[ItemSpec]) -> *mut c_void {
 pub fn reduction_modifier_fini(th: Thread) {
     taskgroup_end(th);
 }
+
+/// A task body in Rust, boxed in the task's privates.
+type Body = Box<dyn FnOnce() + Send>;
+
+unsafe extern "C" fn run_body(_gtid: i32, kt: *mut KmpTask) -> i32 {
+    // SAFETY: `spawn` wrote a `Body` right after the `kmp_task_t`; a task runs once, so the
+    // box is taken exactly once.
+    unsafe {
+        let slot = (kt as *mut u8).add(std::mem::size_of::<KmpTask>()) as *mut Body;
+        std::ptr::read(slot)();
+    }
+    0
+}
+
+/// Creates a task running `f`, with dependences `deps`, as a child of the current task: the
+/// safe entry point for Rust code and tests (the compiler's path is `alloc` + `submit`).
+pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
+    let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<Body>();
+    let kt = alloc(th, flags::TIED, size, 0, Some(run_body));
+    // SAFETY: the task was allocated with room for a `Body` after its `kmp_task_t`, 8-aligned.
+    unsafe { std::ptr::write((kt as *mut u8).add(std::mem::size_of::<KmpTask>()) as *mut Body, Box::new(f)) };
+    // SAFETY: `kt` is the task just allocated.
+    let t: &'static Task = unsafe { Task::from_kmp(kt) };
+    let mut v = deps.to_vec();
+    submit(th, t, &mut v);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;

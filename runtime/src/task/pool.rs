@@ -2,8 +2,7 @@
 //!
 //! Every member owns a work-stealing deque (LIFO for its owner, thieves take the oldest task);
 //! an injector takes tasks readied by threads outside the team (a detach fulfilled elsewhere)
-//! and tasks put back; prioritised tasks go to a shared heap looked at first. `pending` counts
-//! the team's tasks not yet complete: a barrier or the region's end waits until it is 0.
+//! and tasks put back; prioritised tasks go to a shared heap looked at first.
 //!
 //! # Waking waiters (see README.md)
 //! Threads that wait for a condition (a count reaching 0) run tasks meanwhile, spin and yield
@@ -61,8 +60,6 @@ pub(crate) struct TaskPool {
     injector: Injector<TaskRef>,
     prio: parking_lot::Mutex<(BinaryHeap<Prio>, u64)>,
     has_prio: AtomicBool,
-    /// Tasks of the team not yet complete.
-    pub(crate) pending: CachePadded<AtomicU32>,
     epoch: CachePadded<AtomicU32>,
     sleepers: AtomicU32,
     /// Threads outside the team completing one of its tasks (detach fulfilled elsewhere).
@@ -85,7 +82,6 @@ impl TaskPool {
             injector: Injector::new(),
             prio: parking_lot::Mutex::new((BinaryHeap::new(), 0)),
             has_prio: AtomicBool::new(false),
-            pending: CachePadded::new(AtomicU32::new(0)),
             epoch: CachePadded::new(AtomicU32::new(0)),
             sleepers: AtomicU32::new(0),
             foreign: AtomicU32::new(0),

@@ -99,6 +99,8 @@ pub struct Task {
     pub id: u64,
     /// The generating task (null for implicit tasks).
     pub parent: *const Task,
+    /// The implicit task this task descends from (itself for an implicit task).
+    pub root: *const Task,
     /// The team whose threads run the task.
     pub team: *const Team,
     /// The taskgroup the task was generated in (counted there), or null.
@@ -110,6 +112,10 @@ pub struct Task {
     /// Allocation size in bytes (0: not heap-allocated).
     pub size: usize,
     pub(crate) children: AtomicU32,
+    /// Implicit tasks: descendant tasks not yet complete (barriers wait for 0).
+    pub(crate) descendants: AtomicU32,
+    /// Whether the task is counted in its parent, taskgroup and root (not if0 tasks).
+    pub(crate) counted: Cell<bool>,
     pub(crate) refs: AtomicU32,
     pub(crate) parts: AtomicU32,
     /// Detach state (bits `EVENT_*`).
@@ -139,12 +145,15 @@ impl Task {
             priority: 0,
             id: 0,
             parent: std::ptr::null(),
+            root: std::ptr::null(),
             team: std::ptr::null(),
             group: std::ptr::null(),
             depth: 0,
             is_final: 0,
             size: 0,
             children: AtomicU32::new(0),
+            descendants: AtomicU32::new(0),
+            counted: Cell::new(false),
             refs: AtomicU32::new(1),
             parts: AtomicU32::new(0),
             event: AtomicU32::new(0),
@@ -164,7 +173,9 @@ impl Task {
     /// open taskgroup): its previous region ended with all tasks complete.
     pub(crate) fn reset_implicit(&mut self, team: *const Team) {
         self.team = team;
+        self.root = self;
         self.children = AtomicU32::new(0);
+        self.descendants = AtomicU32::new(0);
         self.cur_group.set(std::ptr::null());
         *self.child_deps.get_mut() = None;
     }
@@ -247,6 +258,7 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     t.flags = n.flags & 0xffff;
     t.id = NEXT_ID.fetch_add(1, Ordering::Relaxed); // Relaxed: a unique number, nothing more.
     t.parent = parent;
+    t.root = parent.root;
     t.team = parent.team;
     t.group = parent.cur_group.get();
     t.cur_group = Cell::new(t.group);
@@ -295,6 +307,7 @@ pub(crate) fn duplicate(src: &Task) -> &'static Task {
     t.flags = src.flags;
     t.id = NEXT_ID.fetch_add(1, Ordering::Relaxed); // Relaxed: a unique number.
     t.parent = src.parent;
+    t.root = src.root;
     t.team = src.team;
     t.group = src.group;
     t.cur_group = Cell::new(src.group);

@@ -1,0 +1,184 @@
+//! Stress tests of the task engine through the safe `spawn` API: every task runs exactly once,
+//! waits wait for what they must, and dependences order accesses as sequential execution would.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use super::*;
+use crate::team::parallel;
+
+/// xorshift, deterministic per seed.
+fn rng(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+#[test]
+fn every_task_runs_once_and_taskwait_waits() {
+    for n in [1u32, 2, 4, 8] {
+        let hits: Arc<Vec<AtomicU32>> = Arc::new((0..4000).map(|_| AtomicU32::new(0)).collect());
+        parallel(Some(n), |tid| {
+            let th = Thread::current();
+            for i in (tid as usize..4000).step_by(n as usize) {
+                let h = hits.clone();
+                spawn(th, &[], move || {
+                    h[i].fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            taskwait(th);
+            for i in (tid as usize..4000).step_by(n as usize) {
+                assert_eq!(hits[i].load(Ordering::Relaxed), 1, "n={n} i={i} after taskwait");
+            }
+        });
+        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+    }
+}
+
+#[test]
+fn nested_tasks_finish_by_the_barrier() {
+    let count = Arc::new(AtomicU32::new(0));
+    fn tree(th: Thread, depth: u32, count: Arc<AtomicU32>) {
+        count.fetch_add(1, Ordering::Relaxed);
+        if depth == 0 {
+            return;
+        }
+        for _ in 0..3 {
+            let c = count.clone();
+            spawn(th, &[], move || tree(Thread::current(), depth - 1, c));
+        }
+    }
+    parallel(Some(4), |tid| {
+        let th = Thread::current();
+        if tid == 0 {
+            tree(th, 6, count.clone());
+        }
+        th.team().barrier(th);
+        // 1 + 3 + ... + 3^6 = 1093 nodes, all complete at the barrier.
+        assert_eq!(count.load(Ordering::Relaxed), 1093);
+    });
+}
+
+/// Random dependence graphs over a few addresses: each task applies a non-commutative update
+/// (out/inout), reads (in), or a commutative one (inoutset, mutexinoutset, the latter checked
+/// for mutual exclusion); the results must equal a sequential replay.
+#[test]
+fn random_dependence_graphs_match_sequential_order() {
+    const ADDRS: usize = 4;
+    for (seed0, n) in [(1u64, 1u32), (2, 2), (3, 4), (4, 8), (5, 3)] {
+        let mut seed = seed0 * 0x9e37_79b9_7f4a_7c15;
+        let vals: Arc<Vec<AtomicU64>> = Arc::new((0..ADDRS).map(|_| AtomicU64::new(1)).collect());
+        let inside: Arc<Vec<AtomicU32>> = Arc::new((0..ADDRS).map(|_| AtomicU32::new(0)).collect());
+        let bad = Arc::new(AtomicBool::new(false));
+        // Plan the tasks and the sequential result.
+        let mut plan = Vec::new();
+        let mut expect = vec![1u64; ADDRS];
+        let mut reads = Vec::new();
+        for id in 0..600u64 {
+            let a = (rng(&mut seed) % ADDRS as u64) as usize;
+            let kind = match rng(&mut seed) % 5 {
+                0 => Access::In,
+                1 => Access::Out,
+                2 => Access::InOutSet,
+                3 => Access::MutexInOutSet,
+                _ => Access::Out,
+            };
+            match kind {
+                Access::In => reads.push((id, expect[a])),
+                Access::Out => expect[a] = expect[a].wrapping_mul(31).wrapping_add(id),
+                _ => expect[a] = expect[a].wrapping_add(id * 1000),
+            }
+            plan.push((id, a, kind));
+        }
+        let seen: Arc<Vec<AtomicU64>> = Arc::new((0..600).map(|_| AtomicU64::new(u64::MAX)).collect());
+        parallel(Some(n), |tid| {
+            let th = Thread::current();
+            if tid == 0 {
+                for &(id, a, kind) in &plan {
+                    let (vals, inside, bad, seen) = (vals.clone(), inside.clone(), bad.clone(), seen.clone());
+                    let dep = Dep { addr: 0x1000 + a * 64, kind };
+                    spawn(th, &[dep], move || {
+                        let v = &vals[a];
+                        match kind {
+                            Access::In => {
+                                seen[id as usize].store(v.load(Ordering::Relaxed), Ordering::Relaxed)
+                            }
+                            Access::Out => {
+                                let x = v.load(Ordering::Relaxed);
+                                std::hint::spin_loop();
+                                v.store(x.wrapping_mul(31).wrapping_add(id), Ordering::Relaxed);
+                            }
+                            Access::MutexInOutSet => {
+                                if inside[a].fetch_add(1, Ordering::SeqCst) != 0 {
+                                    bad.store(true, Ordering::Relaxed);
+                                }
+                                let x = v.load(Ordering::Relaxed);
+                                std::thread::yield_now();
+                                v.store(x.wrapping_add(id * 1000), Ordering::Relaxed);
+                                inside[a].fetch_sub(1, Ordering::SeqCst);
+                            }
+                            _ => {
+                                v.fetch_add(id * 1000, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+                taskwait(th);
+            }
+        });
+        assert!(!bad.load(Ordering::Relaxed), "two mutexinoutset tasks ran at once (seed {seed0})");
+        for (a, e) in expect.iter().enumerate() {
+            assert_eq!(vals[a].load(Ordering::Relaxed), *e, "address {a}, seed {seed0}, {n} threads");
+        }
+        for (id, v) in reads {
+            assert_eq!(seen[id as usize].load(Ordering::Relaxed), v, "reader {id}, seed {seed0}");
+        }
+    }
+}
+
+/// A long chain on one address keeps the dependence map at one entry (memory bounded).
+#[test]
+fn long_chain_runs_in_order() {
+    let x = Arc::new(AtomicU64::new(0));
+    parallel(Some(2), |tid| {
+        let th = Thread::current();
+        if tid == 0 {
+            for i in 0..100_000u64 {
+                let x = x.clone();
+                spawn(th, &[Dep { addr: 64, kind: Access::Out }], move || {
+                    assert_eq!(x.load(Ordering::Relaxed), i);
+                    x.store(i + 1, Ordering::Relaxed);
+                });
+            }
+            taskwait(th);
+            assert_eq!(x.load(Ordering::Relaxed), 100_000);
+        }
+    });
+}
+
+#[test]
+fn taskgroup_waits_for_descendants() {
+    parallel(Some(3), |tid| {
+        let th = Thread::current();
+        if tid != 0 {
+            return;
+        }
+        let count = Arc::new(AtomicU32::new(0));
+        taskgroup_begin(th);
+        for _ in 0..50 {
+            let c = count.clone();
+            spawn(th, &[], move || {
+                let c2 = c.clone();
+                // A grandchild nobody waits for but the taskgroup.
+                spawn(Thread::current(), &[], move || {
+                    std::thread::yield_now();
+                    c2.fetch_add(1, Ordering::Relaxed);
+                });
+                c.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        taskgroup_end(th);
+        assert_eq!(count.load(Ordering::Relaxed), 100);
+    });
+}
