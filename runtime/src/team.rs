@@ -19,6 +19,7 @@ use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::task::Task;
 use crate::thread::{Thread, ThreadDesc};
+use crossbeam_utils::CachePadded;
 
 /// The code a team runs: `run(data, gtid, tid)` on every member.
 #[derive(Clone, Copy)]
@@ -89,7 +90,7 @@ pub struct Team {
     /// Ready and pending explicit tasks.
     tasks: crate::task::pool::TaskPool,
     /// The members' implicit tasks, by thread number.
-    implicit: Box<[Task]>,
+    implicit: Box<[CachePadded<Task>]>,
 }
 
 // SAFETY: a team is mutated only by its primary thread while no worker runs on it; workers
@@ -129,7 +130,7 @@ impl Team {
             cancel_ws: AtomicU32::new(0),
             doacross: parking_lot::Mutex::new(Vec::new()),
             tasks: crate::task::pool::TaskPool::new(1),
-            implicit: Box::new([Task::implicit()]),
+            implicit: Box::new([CachePadded::new(Task::implicit())]),
         }
     }
 
@@ -144,7 +145,7 @@ impl Team {
 
     /// The implicit task of member `tid`.
     pub(crate) fn implicit_task(&self, tid: u32) -> *const Task {
-        &self.implicit[(tid as usize).min(self.implicit.len() - 1)]
+        &*self.implicit[(tid as usize).min(self.implicit.len() - 1)]
     }
 
     /// The team's explicit tasks.
@@ -155,7 +156,7 @@ impl Team {
     /// At the end of a region on this team (every member's implicit task has ended): waits
     /// for the remaining tasks, running them, then for outside threads still finishing one.
     fn finish_tasks(&self, th: Thread) {
-        crate::task::drain(th, &self.implicit[..self.nthreads.max(1) as usize]);
+        crate::task::drain(th, self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t));
         self.tasks.wait_foreign();
     }
 
@@ -179,7 +180,7 @@ impl Team {
     pub fn barrier(&self, th: Thread) {
         oxiomp_instrument::barrier_plain_enter();
         let tid = th.tid() as usize;
-        crate::task::drain(th, &self.implicit[tid..tid + 1]);
+        crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
         self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
         oxiomp_instrument::barrier_plain_exit();
     }
@@ -278,7 +279,7 @@ impl Team {
             self.barrier = Barrier::new(n as u32);
             self.exchange = crate::worksharing::reduction::Exchange::new(n as u32);
             self.tasks = crate::task::pool::TaskPool::new(n as u32);
-            self.implicit = (0..n).map(|_| Task::implicit()).collect();
+            self.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
         }
         self.epochs.resize(n, 0);
         self.nthreads = n as u32;

@@ -49,6 +49,8 @@ pub struct ThreadDesc {
     help_team: AtomicPtr<Team>,
     /// Whether the worker is looking at `help_team` right now.
     helping: AtomicBool,
+    /// Free task blocks of tasks this thread created.
+    task_cache: crate::task::BlockCache,
 }
 
 // SAFETY: the UnsafeCells follow a single-writer discipline: `ctx` is only accessed by the
@@ -110,6 +112,8 @@ pub(crate) struct Context {
     pub(crate) rng: u32,
     /// Reused buffer for dependence lists.
     pub(crate) dep_scratch: Vec<crate::task::Dep>,
+    /// Tasks this thread created (for task numbers).
+    pub(crate) tasks_created: u64,
 }
 
 /// What a region saves of its encountering thread's context and restores at its end.
@@ -342,10 +346,12 @@ impl ThreadDesc {
                 tsc: std::ptr::null(),
                 rng: 0x9e37_79b9,
                 dep_scratch: Vec::new(),
+                tasks_created: 0,
             }),
             cg_threads: AtomicU32::new(1),
             help_team: AtomicPtr::new(std::ptr::null_mut()),
             helping: AtomicBool::new(false),
+            task_cache: crate::task::BlockCache::new(),
         }))
     }
 
@@ -367,6 +373,11 @@ impl ThreadDesc {
         let e = self.go.load().wrapping_add(1);
         self.go.set(e);
         e
+    }
+
+    /// The cache of task blocks this thread allocates from.
+    pub(crate) fn task_cache(&self) -> &crate::task::BlockCache {
+        &self.task_cache
     }
 
     /// Runs one task of the team this worker last left, if its primary thread still lets it.

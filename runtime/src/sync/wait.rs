@@ -151,21 +151,31 @@ impl EpochFlag {
     #[cold]
     fn wait_slow(&self, target: u32, help: &mut dyn FnMut() -> bool) {
         // Phase 1: a short pure spin (a few microseconds), which is where a barrier or join
-        // between running threads completes. Skipped when the runtime knows it has more busy
-        // threads than CPUs: the thread we wait for may need our CPU.
+        // between running threads completes; `help` is offered work every 16 polls. Skipped
+        // when the runtime knows it has more busy threads than CPUs: the thread we wait for
+        // may need our CPU.
         if !WaitPolicy::oversubscribed() {
-            for _ in 0..PURE_SPINS {
-                if reached(self.load(), target) {
-                    return;
+            let mut polls = 0;
+            while polls < PURE_SPINS {
+                for _ in 0..16 {
+                    if reached(self.load(), target) {
+                        return;
+                    }
+                    std::hint::spin_loop();
                 }
-                std::hint::spin_loop();
+                polls += 16;
+                if help() {
+                    polls = 0;
+                }
             }
         }
-        // Phase 2: until the block time is used up, poll and yield the CPU between short
-        // spins, so that the awaited thread runs even when the machine is oversubscribed
-        // by threads we do not know about; then phase 3: park.
+        // Phase 2: until the block time is used up, poll, offer work to `help`, and yield
+        // the CPU between short spins (every round when oversubscribed, every 8th otherwise),
+        // so that the awaited thread runs even when the machine is oversubscribed by threads
+        // we do not know about; then phase 3: park.
         let budget = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
         let mut start = Instant::now();
+        let mut idle_rounds = 0u32;
         loop {
             for _ in 0..16 {
                 if reached(self.load(), target) {
@@ -175,9 +185,13 @@ impl EpochFlag {
             }
             if help() {
                 start = Instant::now();
+                idle_rounds = 0;
                 continue;
             }
-            std::thread::yield_now();
+            idle_rounds += 1;
+            if WaitPolicy::oversubscribed() || idle_rounds.is_multiple_of(8) {
+                std::thread::yield_now();
+            }
             if start.elapsed() >= budget {
                 self.park(target);
                 if reached(self.load(), target) {

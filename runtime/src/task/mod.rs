@@ -13,6 +13,7 @@
 //! * Task scheduling constraint: a thread suspended in a tied task (taskwait, taskgroup end,
 //!   taskyield) only starts tied tasks that descend from it.
 
+mod cache;
 pub mod deps;
 pub mod group;
 pub(crate) mod pool;
@@ -23,6 +24,7 @@ pub mod taskloop;
 use std::ffi::c_void;
 use std::time::Instant;
 
+pub(crate) use cache::BlockCache;
 pub use deps::{Access, Dep};
 pub use group::{Init, ItemSpec, TaskGroup};
 pub use task::{KmpTask, KmpTaskloop, Routine, Task};
@@ -52,9 +54,25 @@ pub fn alloc(
     routine: Option<Routine>,
 ) -> *mut KmpTask {
     oxiomp_instrument::task_allocation_enter();
-    let t = task::alloc(NewTask { parent: current(th), flags, sizeof_task, sizeof_shareds, routine });
+    let t = task::alloc(NewTask {
+        parent: current(th),
+        cache: th.desc().task_cache(),
+        id: next_id(th),
+        flags,
+        sizeof_task,
+        sizeof_shareds,
+        routine,
+    });
     oxiomp_instrument::task_allocation_exit();
     t.kmp()
+}
+
+/// A task number unique in the process: the thread's gtid and its own count.
+#[inline]
+pub(crate) fn next_id(th: Thread) -> u64 {
+    let ctx = th.ctx();
+    ctx.tasks_created += 1;
+    ((th.gtid() as u64) << 40) | (ctx.tasks_created & ((1 << 40) - 1))
 }
 
 /// `__kmpc_task_allow_completion_event`: the event handle of a detachable task.
@@ -135,13 +153,16 @@ fn count_new(t: &Task) {
     t.counted.set(true);
     // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
     let parent = unsafe { &*t.parent };
-    parent.children.fetch_add(1, Ordering::Relaxed);
+    // The parent runs on this thread: only it writes `created`.
+    parent.created.store(parent.created.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
     // SAFETY: a taskgroup outlives the tasks generated in it.
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
     }
-    // SAFETY: the root implicit task lives in the team, which outlives its tasks.
-    unsafe { &*t.root }.descendants.fetch_add(1, Ordering::Relaxed);
+    if parent.kind != Kind::Implicit {
+        // SAFETY: the root implicit task lives in the team, which outlives its tasks.
+        unsafe { &*t.root }.deep.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Enters `t` in its parent's dependence map; true if it is ready now.
@@ -309,9 +330,16 @@ fn uncount(t: &Task) {
         zero |= g.count.fetch_sub(1, Ordering::SeqCst) == 1;
     }
     // SAFETY: our reference keeps an explicit parent alive; implicit ones live in the team.
-    zero |= unsafe { &*t.parent }.children.fetch_sub(1, Ordering::SeqCst) == 1;
-    // SAFETY: the root lives in the team.
-    zero |= unsafe { &*t.root }.descendants.fetch_sub(1, Ordering::SeqCst) == 1;
+    let parent = unsafe { &*t.parent };
+    // SeqCst (an AcqRel chain): the last completer has synchronised with every earlier one,
+    // each of which saw `created` as of its own child's creation, so it sees the final
+    // `created` when the parent waits (see README.md).
+    let done = parent.completed.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
+    zero |= done == parent.created.load(Ordering::Relaxed);
+    if parent.kind != Kind::Implicit {
+        // SAFETY: the root lives in the team.
+        zero |= unsafe { &*t.root }.deep.fetch_sub(1, Ordering::SeqCst) == 1;
+    }
     if zero {
         pool.notify();
     }
@@ -389,12 +417,11 @@ fn constrained<R>(th: Thread, f: impl FnOnce() -> R) -> R {
 /// `taskwait`: waits for the current task's children.
 pub fn taskwait(th: Thread) {
     let t = current(th);
-    // Acquire: pairs with the children's SeqCst decrements (their effects are visible).
-    if t.children.load(Ordering::Acquire) == 0 {
+    if t.children_done() {
         return;
     }
     oxiomp_instrument::taskwait_enter();
-    constrained(th, || wait_until(th, &|| t.children.load(Ordering::Acquire) == 0));
+    constrained(th, || wait_until(th, &|| t.children_done()));
     oxiomp_instrument::taskwait_exit();
 }
 
@@ -409,9 +436,8 @@ pub fn taskyield(th: Thread) {
 /// completed, running tasks meanwhile (barriers: the thread's own implicit task; the region's
 /// end: all of them). Once an implicit task waits here it creates no tasks, and a task of its
 /// root only runs while the count is above 0, so a count seen at 0 stays 0.
-pub fn drain(th: Thread, roots: &[Task]) {
-    // Acquire: pairs with the completions' SeqCst decrements.
-    let done = || roots.iter().all(|r| r.descendants.load(Ordering::Acquire) == 0);
+pub fn drain<'a>(th: Thread, roots: impl Iterator<Item = &'a Task> + Clone) {
+    let done = || roots.clone().all(|r| r.descendants_done());
     if done() {
         return;
     }

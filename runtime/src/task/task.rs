@@ -15,13 +15,13 @@
 //!   itself at each scheduling point, while the previous part is still returning), the end of
 //!   each execution removes one; the task completes when it reaches 0.
 
-use std::alloc::Layout;
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
 
+use super::cache::{self, Block, BlockCache};
 use super::deps::{DepMap, DepNode};
 use super::group::TaskGroup;
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::team::Team;
 
 /// The task's entry: `routine(gtid, task)`.
@@ -111,9 +111,11 @@ pub struct Task {
     pub is_final: u32,
     /// Allocation size in bytes (0: not heap-allocated).
     pub size: usize,
-    pub(crate) children: AtomicU32,
-    /// Implicit tasks: descendant tasks not yet complete (barriers wait for 0).
-    pub(crate) descendants: AtomicU32,
+    /// The block cache the memory goes back to (null: the system allocator).
+    pub(crate) home: *const BlockCache,
+    /// Children generated so far (counted ones: not if0). Written only by the thread running
+    /// the task (Relaxed load + store, no read-modify-write).
+    pub(crate) created: AtomicU32,
     /// Whether the task is counted in its parent, taskgroup and root (not if0 tasks).
     pub(crate) counted: Cell<bool>,
     pub(crate) refs: AtomicU32,
@@ -129,12 +131,15 @@ pub struct Task {
     pub(crate) child_deps: UnsafeCell<Option<Box<DepMap>>>,
     /// mutexinoutset locks the task holds while it runs (sorted), if any.
     pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
+    /// Children completed, incremented by whoever completes one (`taskwait` waits until it
+    /// equals `created`). Last in the struct, away from `created`'s cache line.
+    pub(crate) completed: AtomicU32,
+    /// Implicit tasks: descendants deeper than children not yet complete.
+    pub(crate) deep: AtomicU32,
 }
 
 /// Bytes reserved for the header: `kmp_task_t` starts 16-byte aligned after it.
 pub(crate) const HEADER: usize = (std::mem::size_of::<Task>() + 15) & !15;
-
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Task {
     fn blank(kind: Kind) -> Task {
@@ -151,8 +156,8 @@ impl Task {
             depth: 0,
             is_final: 0,
             size: 0,
-            children: AtomicU32::new(0),
-            descendants: AtomicU32::new(0),
+            home: std::ptr::null(),
+            created: AtomicU32::new(0),
             counted: Cell::new(false),
             refs: AtomicU32::new(1),
             parts: AtomicU32::new(0),
@@ -161,6 +166,8 @@ impl Task {
             cur_group: Cell::new(std::ptr::null()),
             child_deps: UnsafeCell::new(None),
             mutexes: UnsafeCell::new(None),
+            completed: AtomicU32::new(0),
+            deep: AtomicU32::new(0),
         }
     }
 
@@ -174,8 +181,9 @@ impl Task {
     pub(crate) fn reset_implicit(&mut self, team: *const Team) {
         self.team = team;
         self.root = self;
-        self.children = AtomicU32::new(0);
-        self.descendants = AtomicU32::new(0);
+        self.created = AtomicU32::new(0);
+        self.completed = AtomicU32::new(0);
+        self.deep = AtomicU32::new(0);
         self.cur_group.set(std::ptr::null());
         *self.child_deps.get_mut() = None;
     }
@@ -209,6 +217,19 @@ impl Task {
         unsafe { &*self.team }
     }
 
+    /// Whether every child generated so far has completed. Acquire: pairs with the
+    /// completers' AcqRel increments (their effects are visible to the waiter).
+    #[inline]
+    pub(crate) fn children_done(&self) -> bool {
+        self.completed.load(Ordering::Acquire) == self.created.load(Ordering::Relaxed)
+    }
+
+    /// Implicit tasks: whether every descendant has completed.
+    #[inline]
+    pub(crate) fn descendants_done(&self) -> bool {
+        self.children_done() && self.deep.load(Ordering::Acquire) == 0
+    }
+
     /// Whether `self` descends from `anc` (walking parents, which children keep alive).
     pub(crate) fn descends_from(&self, anc: &Task) -> bool {
         let mut p = self.parent;
@@ -229,17 +250,13 @@ impl Task {
 /// Where the parts of a new explicit task come from.
 pub(crate) struct NewTask<'a> {
     pub parent: &'a Task,
+    /// The allocating thread's block cache and a task number unique in the process.
+    pub cache: &'a BlockCache,
+    pub id: u64,
     pub flags: u32,
     pub sizeof_task: usize,
     pub sizeof_shareds: usize,
     pub routine: Option<Routine>,
-}
-
-fn layout(size: usize) -> Layout {
-    match Layout::from_size_align(size, 16) {
-        Ok(l) => l,
-        Err(_) => crate::fatal(format_args!("task of {size} bytes cannot be allocated")),
-    }
 }
 
 /// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
@@ -247,16 +264,13 @@ fn layout(size: usize) -> Layout {
 pub(crate) fn alloc(n: NewTask) -> &'static Task {
     let body = (n.sizeof_task.max(std::mem::size_of::<KmpTask>()) + 7) & !7;
     let size = HEADER + body + n.sizeof_shareds;
-    let l = layout(size);
-    // SAFETY: the layout has a non-zero size.
-    let p = unsafe { std::alloc::alloc(l) };
-    if p.is_null() {
-        std::alloc::handle_alloc_error(l);
-    }
+    let block = n.cache.alloc(size);
+    let p = block.ptr;
     let parent = n.parent;
     let mut t = Task::blank(Kind::Explicit);
     t.flags = n.flags & 0xffff;
-    t.id = NEXT_ID.fetch_add(1, Ordering::Relaxed); // Relaxed: a unique number, nothing more.
+    t.id = n.id;
+    t.home = block.home;
     t.parent = parent;
     t.root = parent.root;
     t.team = parent.team;
@@ -295,17 +309,14 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
 
 /// Allocates a byte copy of explicit task `src` (a taskloop chunk): same size and body, its
 /// shareds pointer moved into the copy, fresh runtime state.
-pub(crate) fn duplicate(src: &Task) -> &'static Task {
+pub(crate) fn duplicate(src: &Task, cache: &BlockCache, id: u64) -> &'static Task {
     let size = src.size;
-    let l = layout(size);
-    // SAFETY: as in `alloc`.
-    let p = unsafe { std::alloc::alloc(l) };
-    if p.is_null() {
-        std::alloc::handle_alloc_error(l);
-    }
+    let block = cache.alloc(size);
+    let p = block.ptr;
     let mut t = Task::blank(Kind::Explicit);
     t.flags = src.flags;
-    t.id = NEXT_ID.fetch_add(1, Ordering::Relaxed); // Relaxed: a unique number.
+    t.id = id;
+    t.home = block.home;
     t.parent = src.parent;
     t.root = src.root;
     t.team = src.team;
@@ -340,7 +351,7 @@ pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
     let mut t = Task::blank(kind);
     t.team = team;
     t.size = HEADER;
-    let l = layout(HEADER);
+    let l = cache::layout(HEADER);
     // SAFETY: non-zero size.
     let p = unsafe { std::alloc::alloc(l) };
     if p.is_null() {
@@ -366,12 +377,13 @@ pub(crate) fn release_ref(t: *const Task) {
             return;
         }
         let parent = task.parent;
-        let size = task.size;
-        // SAFETY: the last reference is gone: nobody can reach the block any more. It was
-        // allocated by `alloc`/`duplicate`/`alloc_node` with this layout.
+        let (size, home) = (task.size, task.home);
+        // SAFETY: the last reference is gone: nobody can reach the block any more. It came
+        // from `alloc`/`duplicate` (a cache block of `size` bytes) or `alloc_node` (a system
+        // block, home null).
         unsafe {
             std::ptr::drop_in_place(t as *mut Task);
-            std::alloc::dealloc(t as *mut u8, layout(size));
+            cache::free(Block { ptr: t as *mut u8, home }, size);
         }
         t = parent;
     }

@@ -89,7 +89,7 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     for k in 0..n {
         let len = if a.strict && a.sched == 1 { size.min(tc - start) } else { size + (k < extras) as u64 };
         oxiomp_instrument::task_duplicating_enter();
-        let c = task::duplicate(pattern);
+        let c = task::duplicate(pattern, th.desc().task_cache(), super::next_id(th));
         let ckt = c.kmp();
         let lb = lower.wrapping_add(start.wrapping_mul(a.st as u64));
         let ub = lb.wrapping_add((len - 1).wrapping_mul(a.st as u64));

@@ -1,0 +1,137 @@
+//! Per-thread caches of task blocks: creating a task takes a block from the creating thread's
+//! cache, completing it gives the block back to that cache, from whatever thread. No lock and
+//! no system allocator call on the steady-state path.
+//!
+//! Blocks come in a few size classes. The owner keeps a local free list per class; other
+//! threads push freed blocks onto the owner's lock-free remote stack (a Treiber stack with a
+//! CAS push), which the owner empties in one swap when its local list runs dry. There is no
+//! ABA hazard: nobody pops single nodes from the remote stack, the owner takes all of it.
+
+use std::alloc::Layout;
+use std::cell::UnsafeCell;
+
+use crate::sync::atomic::{AtomicPtr, Ordering};
+
+/// Block sizes of the classes, in bytes.
+const CLASSES: [usize; 4] = [256, 512, 1024, 2048];
+/// Blocks a local free list keeps per class; beyond that they go back to the system.
+const LOCAL_MAX: usize = 4096;
+
+struct FreeBlock {
+    next: *mut FreeBlock,
+}
+
+/// One thread's cache of task blocks (lives in its descriptor, never freed).
+pub(crate) struct BlockCache {
+    /// Owner only.
+    local: UnsafeCell<[Vec<*mut u8>; CLASSES.len()]>,
+    remote: [AtomicPtr<FreeBlock>; CLASSES.len()],
+}
+
+// SAFETY: `local` is touched only by the owning thread (`alloc`, and `free` when called by
+// the owner, both through `Thread`, which is !Send); `remote` is atomic.
+unsafe impl Sync for BlockCache {}
+// SAFETY: as above.
+unsafe impl Send for BlockCache {}
+
+fn class_of(size: usize) -> Option<usize> {
+    CLASSES.iter().position(|&c| size <= c)
+}
+
+fn class_layout(class: usize) -> Layout {
+    // The classes are valid layouts (constant, power-of-two sizes, align 16).
+    Layout::from_size_align(CLASSES[class], 16).expect("size class layout")
+}
+
+/// A block: where it came from, for `free`.
+#[derive(Clone, Copy)]
+pub(crate) struct Block {
+    pub(crate) ptr: *mut u8,
+    /// The cache to give it back to (null: a system allocation of `size` bytes).
+    pub(crate) home: *const BlockCache,
+}
+
+impl BlockCache {
+    pub(crate) fn new() -> BlockCache {
+        BlockCache {
+            local: UnsafeCell::new(Default::default()),
+            remote: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+        }
+    }
+
+    /// A block of at least `size` bytes, 16-aligned. The caller is this cache's owner.
+    pub(crate) fn alloc(&self, size: usize) -> Block {
+        let Some(c) = class_of(size) else {
+            return Block { ptr: system_alloc(layout(size)), home: std::ptr::null() };
+        };
+        // SAFETY: the owner is the only thread touching `local`.
+        let local = unsafe { &mut (*self.local.get())[c] };
+        if let Some(p) = local.pop() {
+            return Block { ptr: p, home: self };
+        }
+        // Acquire: pairs with the Release of the pushes, whose blocks we now own.
+        let mut n = self.remote[c].swap(std::ptr::null_mut(), Ordering::Acquire);
+        while !n.is_null() {
+            // SAFETY: nodes on the remote stack are free blocks nobody else references.
+            let next = unsafe { (*n).next };
+            local.push(n as *mut u8);
+            n = next;
+        }
+        match local.pop() {
+            Some(p) => Block { ptr: p, home: self },
+            None => Block { ptr: system_alloc(class_layout(c)), home: self },
+        }
+    }
+}
+
+/// The layout of a system block of `size` bytes.
+pub(crate) fn layout(size: usize) -> Layout {
+    match Layout::from_size_align(size, 16) {
+        Ok(l) => l,
+        Err(_) => crate::fatal(format_args!("task of {size} bytes cannot be allocated")),
+    }
+}
+
+fn system_alloc(l: Layout) -> *mut u8 {
+    // SAFETY: layouts here have a non-zero size.
+    let p = unsafe { std::alloc::alloc(l) };
+    if p.is_null() {
+        std::alloc::handle_alloc_error(l);
+    }
+    p
+}
+
+/// Gives back a block of `size` requested bytes, from any thread.
+///
+/// # Safety
+/// `b` came from [`BlockCache::alloc`] with this `size` and is no longer used.
+pub(crate) unsafe fn free(b: Block, size: usize) {
+    // SAFETY (all below): per the contract, the block is ours to give back.
+    let Some(home) = (unsafe { b.home.as_ref() }) else {
+        unsafe { std::alloc::dealloc(b.ptr, layout(size)) };
+        return;
+    };
+    let c = class_of(size).expect("cached blocks have a class");
+    let mine = crate::thread::Thread::peek().is_some_and(|th| std::ptr::eq(th.desc().task_cache(), home));
+    if mine {
+        // SAFETY: we are the owner.
+        let local = unsafe { &mut (*home.local.get())[c] };
+        if local.len() < LOCAL_MAX {
+            local.push(b.ptr);
+        } else {
+            unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
+        }
+        return;
+    }
+    let node = b.ptr as *mut FreeBlock;
+    let mut head = home.remote[c].load(Ordering::Relaxed);
+    loop {
+        // SAFETY: the block is free and at least pointer-sized.
+        unsafe { (*node).next = head };
+        // Release: the owner that swaps the stack out sees the node's `next`.
+        match home.remote[c].compare_exchange_weak(head, node, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(h) => head = h,
+        }
+    }
+}
