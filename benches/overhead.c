@@ -455,6 +455,7 @@ static void test_flat_tasks(long reps) {
     for (long j = 0; j < reps; j++) {
 #pragma omp task
         {
+            __asm__ __volatile__("" ::: "memory"); /* an empty task gcc cannot drop */
         }
     }
 }
@@ -480,6 +481,7 @@ static void test_taskloop_g1(long reps) {
 #pragma omp single
 #pragma omp taskloop grainsize(1)
     for (long j = 0; j < reps; j++) {
+        __asm__ __volatile__("" ::: "memory");
     }
 }
 

@@ -180,14 +180,50 @@ fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
     deps::finish_registration(t)
 }
 
+/// Whether a new task like `t` should be queued rather than run at once (the cut-off).
+#[inline]
+pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
+    let team = th.team();
+    !(std::ptr::eq(team, t.team)
+        && (t.is_final != 0
+            || team.nthreads == 1
+            || (t.priority == 0 && team.tasks().own_len(th.tid()) >= CUTOFF)))
+}
+
+/// Runs the body of `t` on the calling thread now, as an included task that is not counted
+/// and not completed: a taskloop reuses one block for the chunks it runs in place.
+pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
+    let ctx = th.ctx();
+    let prev = std::mem::replace(&mut ctx.task, t);
+    let saved_icvs = ctx.icvs;
+    let kt = t.kmp();
+    // SAFETY: the routine and task come from the compiler's alloc; the routine takes
+    // (gtid, task).
+    if let Some(r) = unsafe { (*kt).routine } {
+        oxiomp_instrument::task_running_enter();
+        unsafe { r(th.gtid(), kt) };
+        oxiomp_instrument::task_running_exit();
+    }
+    let ctx = th.ctx();
+    ctx.task = prev;
+    ctx.icvs = saved_icvs;
+    run_destructors(t);
+}
+
+/// Releases a block used by `run_in_place` (its destructors already ran).
+pub(crate) fn discard_after_run(t: &'static Task) {
+    t.state.store(State::Complete as u32, Ordering::Relaxed);
+    // SAFETY: no body runs any more: only we touch the map.
+    drop(unsafe { (*t.child_deps.get()).take() });
+    release_ref(t);
+}
+
 /// Runs a ready task now or queues it on the calling thread's deque.
 fn schedule(th: Thread, t: &'static Task) {
     let team = th.team();
     let pool = team.tasks();
     let tid = th.tid();
-    let immediate = std::ptr::eq(team, t.team)
-        && (t.is_final != 0 || team.nthreads == 1 || (t.priority == 0 && pool.own_len(tid) >= CUTOFF));
-    if immediate {
+    if !may_defer(th, t) {
         execute(th, t);
     } else {
         oxiomp_instrument::task_scheduling_enter();

@@ -331,18 +331,32 @@ pub(crate) fn duplicate(src: &Task, cache: &BlockCache, id: u64) -> &'static Tas
     if parent.kind == Kind::Explicit {
         parent.refs.fetch_add(1, Ordering::Relaxed); // Relaxed: as in `alloc`.
     }
-    let src_base = src as *const Task as *const u8;
-    // SAFETY: both blocks are `size` bytes; the body after the header is plain data clang
-    // laid out; shareds, if any, keep their offset from the block start.
-    unsafe {
+    // SAFETY: a fresh block of `size` bytes.
+    let t = unsafe {
         std::ptr::write(p as *mut Task, t);
-        std::ptr::copy_nonoverlapping(src_base.add(HEADER), p.add(HEADER), size - HEADER);
+        &*(p as *const Task)
+    };
+    copy_body(src, t);
+    t
+}
+
+/// Copies the compiler's part of `src` (kmp_task_t, privates, shareds) over `dst`'s, moving
+/// the shareds pointer into `dst`. Both are explicit tasks of the same size; `dst` is not
+/// running.
+pub(crate) fn copy_body(src: &Task, dst: &Task) {
+    debug_assert_eq!(src.size, dst.size);
+    let src_base = src as *const Task as *const u8;
+    let p = dst as *const Task as *mut u8;
+    // SAFETY: both blocks are `size` bytes; the body after the header is plain data clang
+    // laid out, which nobody else touches now; shareds, if any, keep their offset from the
+    // block start.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src_base.add(HEADER), p.add(HEADER), src.size - HEADER);
         let kt = p.add(HEADER) as *mut KmpTask;
         let sh = (*kt).shareds as *const u8;
         if !sh.is_null() {
             (*kt).shareds = p.add(sh.offset_from(src_base) as usize) as *mut c_void;
         }
-        &*(p as *const Task)
     }
 }
 

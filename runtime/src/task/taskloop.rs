@@ -85,15 +85,30 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
         super::taskgroup_begin(th);
     }
     let (n, size, extras) = plan(tc, th.team().nthreads, a.sched, a.grainsize, a.strict);
+    // Chunks run in place, one after another in one reused task block, when they may not be
+    // deferred or when the deque is full enough that queueing more only costs (the cut-off).
+    let mut inline: Option<&'static Task> = None;
     let mut start = 0u64;
     for k in 0..n {
         let len = if a.strict && a.sched == 1 { size.min(tc - start) } else { size + (k < extras) as u64 };
-        oxiomp_instrument::task_duplicating_enter();
-        let c = task::duplicate(pattern, th.desc().task_cache(), super::next_id(th));
-        let ckt = c.kmp();
         let lb = lower.wrapping_add(start.wrapping_mul(a.st as u64));
         let ub = lb.wrapping_add((len - 1).wrapping_mul(a.st as u64));
         let last = (k + 1 == n) as i32;
+        start += len;
+        let defer = a.if_val && super::may_defer(th, pattern);
+        oxiomp_instrument::task_duplicating_enter();
+        let c = if defer {
+            task::duplicate(pattern, th.desc().task_cache(), super::next_id(th))
+        } else {
+            match inline {
+                Some(c) => {
+                    task::copy_body(pattern, c);
+                    c
+                }
+                None => *inline.insert(task::duplicate(pattern, th.desc().task_cache(), super::next_id(th))),
+            }
+        };
+        let ckt = c.kmp();
         // SAFETY: the copy has the pattern's layout: lb/ub at the same offsets; `liter` is
         // part of the taskloop header when the compiler uses the standard one.
         unsafe {
@@ -107,17 +122,14 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
             }
         }
         oxiomp_instrument::task_duplicating_exit();
-        if a.if_val {
+        if defer {
             super::submit(th, c, &mut Vec::new());
         } else {
-            super::begin_if0(th, c);
-            // SAFETY: the chunk's routine is the pattern's, taking (gtid, task).
-            if let Some(r) = unsafe { (*ckt).routine } {
-                unsafe { r(th.gtid(), ckt) };
-            }
-            super::complete_if0(th, c);
+            super::run_in_place(th, c);
         }
-        start += len;
+    }
+    if let Some(c) = inline {
+        super::discard_after_run(c);
     }
     super::discard(pattern);
     if !a.nogroup {
