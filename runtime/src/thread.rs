@@ -382,6 +382,10 @@ impl ThreadDesc {
 
     /// Runs one task of the team this worker last left, if its primary thread still lets it.
     fn help_previous(&self, me: Thread) -> bool {
+        // Relaxed: a cheap first look; once withdrawn the team never comes back.
+        if self.help_team.load(Ordering::Relaxed).is_null() {
+            return false;
+        }
         // Dekker with `stop_helping`: SeqCst store then load here, SeqCst store then load
         // there: either we see the team withdrawn, or the master sees us helping and waits.
         self.helping.store(true, Ordering::SeqCst);
