@@ -32,7 +32,10 @@ pub use task::{KmpTask, KmpTaskloop, Routine, Task};
 use crate::sync::WaitPolicy;
 use crate::sync::atomic::Ordering;
 use crate::thread::Thread;
-use task::{EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, flags, release_ref};
+use task::{
+    Counted, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, RETIRED_MASK, SELF_DONE, State, TaskRef, flags,
+    release_ref,
+};
 
 /// Ready tasks a creator may queue before it runs new ones at once.
 const CUTOFF: usize = 256;
@@ -112,17 +115,27 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
 /// `__kmpc_omp_task` / `__kmpc_omp_task_with_deps`: schedules a task (with its dependences),
 /// or re-queues a running untied task for its next part.
 pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
-    // AcqRel: a re-queue must see the part counter of the execution that is ending.
-    if t.parts.fetch_add(1, Ordering::AcqRel) > 0 {
+    // A task submitted for the first time is not shared yet (plain store); a running untied
+    // task re-queueing itself shares `parts` with its ending execution (AcqRel).
+    if t.parts.load(Ordering::Relaxed) != 0 {
+        t.parts.fetch_add(1, Ordering::AcqRel);
         schedule(th, t);
         return;
     }
+    t.parts.store(1, Ordering::Relaxed);
     if t.flags & flags::PRIORITY != 0 {
         // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
         let p = unsafe { (*t.kmp()).data2 } as i32;
         let t_mut = t as *const Task as *mut Task;
         // SAFETY: the task is not shared yet (it is queued below).
         unsafe { (*t_mut).priority = p.clamp(0, crate::query::max_task_priority()) };
+    }
+    if deps.is_empty() && t.flags & (flags::TIED | flags::DETACHABLE) == flags::TIED && !may_defer(th, t) {
+        // Runs to completion right here (the cut-off): like an undeferred task, it needs no
+        // count but for its own children's sake.
+        spawn_undeferred(t);
+        execute(th, t);
+        return;
     }
     count_new(t);
     if !deps.is_empty() {
@@ -150,18 +163,15 @@ pub fn with_dep_buffer<R>(th: Thread, f: impl FnOnce(&mut Vec<Dep>) -> R) -> R {
 /// Counts a new task in its parent, taskgroup and team (it is not visible to other threads
 /// yet, so Relaxed: the queue hand-over publishes the counts with the task).
 fn count_new(t: &Task) {
-    t.counted.set(true);
+    t.counted.set(Counted::Full);
     // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
     let parent = unsafe { &*t.parent };
-    // The parent runs on this thread: only it writes `created`.
-    parent.created.store(parent.created.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+    // The parent runs on this thread: only it writes `created` and `spawned`.
+    task::bump(&parent.created, 1);
+    task::bump(&parent.spawned, 1);
     // SAFETY: a taskgroup outlives the tasks generated in it.
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
-    }
-    if parent.kind != Kind::Implicit {
-        // SAFETY: the root implicit task lives in the team, which outlives its tasks.
-        unsafe { &*t.root }.deep.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -210,11 +220,17 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     run_destructors(t);
 }
 
+/// Counts a block `run_in_place` will use (once, before its first body).
+pub(crate) fn begin_in_place(t: &'static Task) {
+    spawn_undeferred(t);
+}
+
 /// Releases a block used by `run_in_place` (its destructors already ran).
 pub(crate) fn discard_after_run(t: &'static Task) {
     t.state.store(State::Complete as u32, Ordering::Relaxed);
     // SAFETY: no body runs any more: only we touch the map.
     drop(unsafe { (*t.child_deps.get()).take() });
+    uncount(t);
     release_ref(t);
 }
 
@@ -299,8 +315,13 @@ fn execute(th: Thread, t: &'static Task) -> bool {
 
 /// One execution of `t` ended: complete it if it was the last part.
 fn finish_part(t: &'static Task) {
-    // AcqRel: the completing thread sees what every part did.
-    if t.parts.fetch_sub(1, Ordering::AcqRel) == 1 {
+    // One part outstanding: ours, and only the running task could add another (it has
+    // returned), so no read-modify-write is needed. Otherwise AcqRel: the completing thread
+    // sees what every part did.
+    if t.parts.load(Ordering::Acquire) == 1 {
+        t.parts.store(0, Ordering::Relaxed);
+        complete(t);
+    } else if t.parts.fetch_sub(1, Ordering::AcqRel) == 1 {
         complete(t);
     }
 }
@@ -352,12 +373,18 @@ pub(crate) fn discard(t: &'static Task) {
     release_ref(t);
 }
 
-/// The decrements matching `count_new`, each SeqCst so that a waiter parked on the count is
-/// woken (see `pool`); the root's count goes last, after which the team may be reused (but
-/// for the wake-up, which the team's end waits for: see `Team::finish_tasks`).
+/// The decrements matching `count_new`, SeqCst so that a waiter parked on the count is woken
+/// (see `pool`): the taskgroup's count, the parent's completed children, then retirement.
+/// The team may be reused once the root's last child retired (but for the wake-up, which the
+/// team's end waits for: see `Team::finish_tasks`).
 fn uncount(t: &Task) {
-    if !t.counted.get() {
-        return;
+    match t.counted.get() {
+        Counted::No => return,
+        Counted::Retire => {
+            uncount_undeferred(t);
+            return;
+        }
+        Counted::Full => {}
     }
     let pool = t.team().tasks();
     let mut zero = false;
@@ -372,12 +399,80 @@ fn uncount(t: &Task) {
     // `created` when the parent waits (see README.md).
     let done = parent.completed.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
     zero |= done == parent.created.load(Ordering::Relaxed);
-    if parent.kind != Kind::Implicit {
-        // SAFETY: the root lives in the team.
-        zero |= unsafe { &*t.root }.deep.fetch_sub(1, Ordering::SeqCst) == 1;
+    // The task's subtree is done if it never had children (none can come now), or when the
+    // last one retires; `SELF_DONE` arbitrates between us and that child.
+    let retire_now = t.spawned.load(Ordering::Relaxed) == 0 || all_retired(t, add_retired(t, SELF_DONE));
+    if retire_now {
+        zero |= retire(t);
     }
     if zero {
         pool.notify();
+    }
+}
+
+/// Counts an undeferred task (if0, a taskloop chunk run in place) for retirement only: it
+/// completes before its parent goes on, but children it leaves behind must hold barriers.
+fn spawn_undeferred(t: &Task) {
+    t.counted.set(Counted::Retire);
+    // SAFETY: the parent is the task suspended on this thread, alive.
+    task::bump(&unsafe { &*t.parent }.spawned, 1);
+}
+
+/// The end of an undeferred task: without children, its count is simply taken back (the
+/// parent is suspended on this thread); otherwise it retires like any task.
+fn uncount_undeferred(t: &Task) {
+    if t.spawned.load(Ordering::Relaxed) == 0 {
+        // SAFETY: as in `spawn_undeferred`.
+        task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
+        return;
+    }
+    if all_retired(t, add_retired(t, SELF_DONE)) && retire(t) {
+        t.team().tasks().notify();
+    }
+}
+
+/// Whether `retired` (a value of `t.retired`) says every child of `t` has retired.
+#[inline]
+fn all_retired(t: &Task, retired: u32) -> bool {
+    retired & RETIRED_MASK == t.spawned.load(Ordering::Relaxed) & RETIRED_MASK
+}
+
+/// Adds `delta` (one retired child, or `SELF_DONE`) to `t.retired` (the count wraps within
+/// its 31 bits) and returns the new value.
+fn add_retired(t: &Task, delta: u32) -> u32 {
+    // SeqCst: as `completed`, an AcqRel chain through which the deciding thread sees the final
+    // `created`; and a waiter parked on the count is woken (see `pool`).
+    let mut old = t.retired.load(Ordering::Relaxed);
+    loop {
+        let new = if delta == SELF_DONE {
+            old | SELF_DONE
+        } else {
+            (old & SELF_DONE) | (old.wrapping_add(1) & RETIRED_MASK)
+        };
+        match t.retired.compare_exchange_weak(old, new, Ordering::SeqCst, Ordering::Relaxed) {
+            Ok(_) => return new,
+            Err(o) => old = o,
+        }
+    }
+}
+
+/// `t` and all its descendants are complete: count it retired in its parent, and so on up
+/// while parents retire with it. Returns true if an implicit task's count reached its
+/// `created` (barrier waiters may go on).
+fn retire(t: &Task) -> bool {
+    let mut t = t;
+    loop {
+        // SAFETY: `t` holds a reference on its parent until it is freed, and a retiring `t`
+        // is kept alive by the child (or the completion) that retires it.
+        let parent = unsafe { &*t.parent };
+        let r = add_retired(parent, 1);
+        if parent.kind == Kind::Implicit {
+            return all_retired(parent, r);
+        }
+        if r & SELF_DONE == 0 || !all_retired(parent, r) {
+            return false;
+        }
+        t = parent;
     }
 }
 
@@ -494,7 +589,13 @@ pub fn help_barrier(th: Thread) -> bool {
 
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
 pub fn begin_if0(th: Thread, t: &'static Task) {
-    // Not counted anywhere: it completes before the encountering task goes on.
+    // Counted for retirement only: it completes before the encountering task goes on; a
+    // detachable one may complete later, on another thread, and is counted as a child.
+    if t.flags & flags::DETACHABLE != 0 {
+        count_new(t);
+    } else {
+        spawn_undeferred(t);
+    }
     t.parts.fetch_add(1, Ordering::Relaxed); // Relaxed: not shared yet.
     t.state.store(State::Running as u32, Ordering::Relaxed);
     th.ctx().task = t;
@@ -656,6 +757,17 @@ pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
     let t: &'static Task = unsafe { Task::from_kmp(kt) };
     let mut v = deps.to_vec();
     submit(th, t, &mut v);
+}
+
+/// Runs `f` as an undeferred task (`if(0)`) of the current task: the safe counterpart of
+/// `begin_if0` / the compiler's direct call / `complete_if0`.
+pub fn undeferred(th: Thread, f: impl FnOnce()) {
+    let kt = alloc(th, flags::TIED, std::mem::size_of::<KmpTask>(), 0, None);
+    // SAFETY: `kt` is the task just allocated.
+    let t: &'static Task = unsafe { Task::from_kmp(kt) };
+    begin_if0(th, t);
+    f();
+    complete_if0(th, t);
 }
 
 #[cfg(all(test, not(loom)))]

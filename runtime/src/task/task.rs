@@ -116,8 +116,11 @@ pub struct Task {
     /// Children generated so far (counted ones: not if0). Written only by the thread running
     /// the task (Relaxed load + store, no read-modify-write).
     pub(crate) created: AtomicU32,
-    /// Whether the task is counted in its parent, taskgroup and root (not if0 tasks).
-    pub(crate) counted: Cell<bool>,
+    /// Children generated so far that count for retirement: `created` plus undeferred ones
+    /// (if0, taskloop chunks run in place) that had children of their own. Owner-written.
+    pub(crate) spawned: AtomicU32,
+    /// How the task is counted in its parent (`Counted`).
+    pub(crate) counted: Cell<Counted>,
     pub(crate) refs: AtomicU32,
     pub(crate) parts: AtomicU32,
     /// Detach state (bits `EVENT_*`).
@@ -134,9 +137,33 @@ pub struct Task {
     /// Children completed, incremented by whoever completes one (`taskwait` waits until it
     /// equals `created`). Last in the struct, away from `created`'s cache line.
     pub(crate) completed: AtomicU32,
-    /// Implicit tasks: descendants deeper than children not yet complete.
-    pub(crate) deep: AtomicU32,
+    /// Children retired (complete with all their descendants), modulo 2^31, and bit
+    /// `SELF_DONE` once this task itself has completed. Barriers wait until an implicit task's
+    /// count equals `created`; see `retire` in `mod.rs` and README.md.
+    pub(crate) retired: AtomicU32,
 }
+
+/// How a task is counted in its parent.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Counted {
+    /// Not at all (a taskloop pattern, dependence nodes).
+    No,
+    /// Only for retirement (`spawned`): undeferred tasks, complete before the parent goes on.
+    Retire,
+    /// As a child (`created`, taskgroup) and for retirement.
+    Full,
+}
+
+/// Adds one to an owner-written counter (only the thread running the task writes it).
+#[inline]
+pub(crate) fn bump(c: &AtomicU32, delta: u32) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(delta), Ordering::Relaxed);
+}
+
+/// `Task::retired`: the task has completed (its own share of the subtree is gone).
+pub(crate) const SELF_DONE: u32 = 1 << 31;
+/// `Task::retired`: the count of retired children.
+pub(crate) const RETIRED_MASK: u32 = SELF_DONE - 1;
 
 /// Bytes reserved for the header: `kmp_task_t` starts 16-byte aligned after it.
 pub(crate) const HEADER: usize = (std::mem::size_of::<Task>() + 15) & !15;
@@ -158,7 +185,8 @@ impl Task {
             size: 0,
             home: std::ptr::null(),
             created: AtomicU32::new(0),
-            counted: Cell::new(false),
+            spawned: AtomicU32::new(0),
+            counted: Cell::new(Counted::No),
             refs: AtomicU32::new(1),
             parts: AtomicU32::new(0),
             event: AtomicU32::new(0),
@@ -167,7 +195,7 @@ impl Task {
             child_deps: UnsafeCell::new(None),
             mutexes: UnsafeCell::new(None),
             completed: AtomicU32::new(0),
-            deep: AtomicU32::new(0),
+            retired: AtomicU32::new(0),
         }
     }
 
@@ -182,8 +210,9 @@ impl Task {
         self.team = team;
         self.root = self;
         self.created = AtomicU32::new(0);
+        self.spawned = AtomicU32::new(0);
         self.completed = AtomicU32::new(0);
-        self.deep = AtomicU32::new(0);
+        self.retired = AtomicU32::new(0);
         self.cur_group.set(std::ptr::null());
         *self.child_deps.get_mut() = None;
     }
@@ -224,10 +253,12 @@ impl Task {
         self.completed.load(Ordering::Acquire) == self.created.load(Ordering::Relaxed)
     }
 
-    /// Implicit tasks: whether every descendant has completed.
+    /// Implicit tasks: whether every descendant has completed (every child retired).
+    /// Acquire: pairs with the retirers' AcqRel updates.
     #[inline]
     pub(crate) fn descendants_done(&self) -> bool {
-        self.children_done() && self.deep.load(Ordering::Acquire) == 0
+        self.retired.load(Ordering::Acquire) & RETIRED_MASK
+            == self.spawned.load(Ordering::Relaxed) & RETIRED_MASK
     }
 
     /// Whether `self` descends from `anc` (walking parents, which children keep alive).
@@ -386,8 +417,11 @@ pub(crate) fn release_ref(t: *const Task) {
         if task.kind == Kind::Implicit {
             return;
         }
-        // AcqRel: the freeing thread must see every other holder's last use of the block.
-        if task.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
+        // The only holder left (nobody can take a reference without holding one): no
+        // read-modify-write. Acquire: pairs with the other holders' AcqRel decrements, so we
+        // see their last use of the block. Otherwise AcqRel: the freeing thread must see every
+        // other holder's last use.
+        if task.refs.load(Ordering::Acquire) != 1 && task.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
         let parent = task.parent;

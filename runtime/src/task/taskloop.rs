@@ -105,7 +105,11 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
                     task::copy_body(pattern, c);
                     c
                 }
-                None => *inline.insert(task::duplicate(pattern, th.desc().task_cache(), super::next_id(th))),
+                None => {
+                    let c = task::duplicate(pattern, th.desc().task_cache(), super::next_id(th));
+                    super::begin_in_place(c);
+                    *inline.insert(c)
+                }
             }
         };
         let ckt = c.kmp();

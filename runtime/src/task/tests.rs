@@ -182,3 +182,32 @@ fn taskgroup_waits_for_descendants() {
         assert_eq!(count.load(Ordering::Relaxed), 100);
     });
 }
+
+/// Children left behind by undeferred tasks (and their children) hold the barrier.
+#[test]
+fn children_of_undeferred_tasks_hold_the_barrier() {
+    for n in [1u32, 2, 4] {
+        let count = Arc::new(AtomicU32::new(0));
+        parallel(Some(n), |tid| {
+            let th = Thread::current();
+            for _ in 0..20 {
+                let c = count.clone();
+                undeferred(th, move || {
+                    let th = Thread::current();
+                    for _ in 0..5 {
+                        let c = c.clone();
+                        spawn(th, &[], move || {
+                            std::thread::yield_now();
+                            c.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                    // A nested undeferred task without children leaves no count behind.
+                    undeferred(th, || {});
+                });
+            }
+            th.team().barrier(th);
+            assert_eq!(count.load(Ordering::Relaxed), 100 * n, "tid {tid} of {n}");
+            th.team().barrier(th);
+        });
+    }
+}
