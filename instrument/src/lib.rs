@@ -7,8 +7,13 @@
 //! or a debugger hook can hang off the same calls without the engine growing a second set of
 //! hooks.
 //!
-//! Today no recorder is installed: each call is one load of a cached flag and a predictable
-//! branch. The recorder (ovni streams) plugs in behind [`Recorder`].
+//! Without tracing each call is one load of a cached flag and a predictable branch. With
+//! `OMP_OVNI=1` the [`ovni`] recorder writes every thread's events as ovni streams; [`trace`]
+//! reads them back (the `oxiomp-trace` tool) and [`format`] is the binary format both share.
+
+pub mod format;
+pub mod ovni;
+pub mod trace;
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -227,6 +227,11 @@ pub fn read(src: &dyn Source) -> Settings {
             other => parse_bool(other).map(|b| if b { DisplayEnv::True } else { DisplayEnv::False }),
         })
         .unwrap_or(DisplayEnv::False);
+    let trace_dir = r.read("OMP_OVNI", "0", parse_bool).unwrap_or(false).then(|| {
+        std::path::PathBuf::from(
+            r.src.get("OVNI_TRACEDIR").filter(|d| !d.trim().is_empty()).unwrap_or("ovni".into()),
+        )
+    });
 
     // nthreads-var: the list; the first element is the top level's.
     let list: &'static [u32] = Box::leak(nthreads_list.unwrap_or_else(|| vec![nprocs]).into_boxed_slice());
@@ -274,6 +279,7 @@ pub fn read(src: &dyn Source) -> Settings {
             teams_thread_limit,
             display_env,
             places_text,
+            trace_dir,
         },
         mask,
         places,

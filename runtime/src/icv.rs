@@ -156,6 +156,8 @@ pub struct Globals {
     pub display_env: DisplayEnv,
     /// The OMP_PLACES text as given (for display), if any.
     pub places_text: Option<String>,
+    /// Where to write an ovni trace (`OMP_OVNI=1`, `OVNI_TRACEDIR`, default `./ovni`).
+    pub trace_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

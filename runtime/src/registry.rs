@@ -58,11 +58,19 @@ impl Runtime {
     #[cold]
     fn init() -> &'static Runtime {
         RUNTIME.get_or_init(|| {
-            oxiomp_instrument::init_enter();
             let settings = env::read(&env::ProcessEnv);
             for w in &settings.warnings {
                 eprintln!("{w}");
             }
+            if let Some(dir) = &settings.globals.trace_dir
+                && let Err(e) = oxiomp_instrument::ovni::start(dir)
+            {
+                eprintln!(
+                    "oxiomp: warning: OMP_OVNI=1 but the trace cannot be written ({e}); running untraced"
+                );
+            }
+            // Recorded from here (the recorder starts with the settings that ask for it).
+            oxiomp_instrument::init_enter();
             if settings.globals.display_env != crate::icv::DisplayEnv::False {
                 eprint!("{}", env::display(&settings));
             }

@@ -1,0 +1,75 @@
+//! `oxiomp-trace`: reads a trace written with `OMP_OVNI=1` and turns it into views.
+//!
+//! ```text
+//! oxiomp-trace summary DIR            per thread and state: time, share, count
+//! oxiomp-trace check   DIR            validates the trace; exit status 1 if it is not valid
+//! oxiomp-trace paraver DIR [OUT]      OUT.prv, OUT.pcf, OUT.row (default DIR/trace)
+//! oxiomp-trace chrome  DIR [OUT]      Trace Event JSON for Perfetto (default DIR/trace.json)
+//! oxiomp-trace svg     DIR [OUT]      a timeline picture (default DIR/trace.svg)
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use oxiomp_instrument::trace::{self, Trace};
+
+const USAGE: &str = "usage: oxiomp-trace <summary|check|paraver|chrome|svg> TRACE_DIR [OUT]";
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn run(args: &[String]) -> Result<ExitCode, String> {
+    let (Some(cmd), Some(dir)) = (args.first(), args.get(1)) else {
+        return Err(USAGE.into());
+    };
+    let dir = PathBuf::from(dir);
+    let out = args.get(2).map(PathBuf::from);
+    let t = Trace::read(&dir)?;
+    match cmd.as_str() {
+        "summary" => print!("{}", trace::summary(&t)),
+        "check" => {
+            let problems = t.check();
+            if !problems.is_empty() {
+                for p in &problems {
+                    println!("{p}");
+                }
+                println!("trace {} is NOT valid: {} problem(s)", dir.display(), problems.len());
+                return Ok(ExitCode::from(1));
+            }
+            let events: usize = t.threads.iter().map(|s| s.events.len()).sum();
+            println!("trace {} is valid: {} threads, {events} events", dir.display(), t.threads.len());
+        }
+        "paraver" => {
+            let base = out.unwrap_or_else(|| dir.join("trace"));
+            let (prv, pcf, row) = trace::paraver(&t);
+            for (ext, text) in [("prv", prv), ("pcf", pcf), ("row", row)] {
+                write(&base.with_extension(ext), &text)?;
+            }
+            println!("wrote {}.{{prv,pcf,row}}", base.display());
+        }
+        "chrome" => {
+            let p = out.unwrap_or_else(|| dir.join("trace.json"));
+            write(&p, &trace::chrome(&t))?;
+            println!("wrote {}", p.display());
+        }
+        "svg" => {
+            let p = out.unwrap_or_else(|| dir.join("trace.svg"));
+            write(&p, &trace::svg(&t))?;
+            println!("wrote {}", p.display());
+        }
+        _ => return Err(format!("unknown command {cmd:?}\n{USAGE}")),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("oxiomp-trace: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! The ovni recorder: every thread writes its events into its own buffer, which goes to
+//! `$OVNI_TRACEDIR/loom.<host>/proc.<pid>/thread.<tid>/stream.obs` when it fills up, when the
+//! thread ends and when the process exits; `stream.json` next to it carries the metadata.
+//! The format is ovni's (see `format`), so ovni's emulator reads these traces unchanged.
+//!
+//! Recording an event is a clock read and a few stores into the thread's buffer: no lock, no
+//! allocation, no system call (but when the buffer is full). Each stream publishes how far its
+//! buffer holds whole events (`committed`, Release after each event), so a thread that calls
+//! `exit()` can write every other thread's events up to that point (under the stream's lock,
+//! which the owner only takes to flush).
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::format::{self, Event, Payload};
+use crate::{Recorder, State};
+
+/// Bytes of a thread's buffer (flushed when less than one largest event is left).
+const BUF_BYTES: usize = 1 << 20;
+
+/// One thread's stream.
+struct Stream {
+    /// The bytes not yet written, and how many are whole events (`committed`).
+    buf: Box<[u8]>,
+    len: AtomicUsize,
+    committed: AtomicUsize,
+    /// The file, and whether the stream is closed (no more writes, not even by the owner).
+    file: Mutex<Option<File>>,
+    closed: AtomicBool,
+}
+
+// SAFETY: `buf` is written only by the owning thread, in bytes beyond `committed`; other
+// threads read only bytes below `committed` (Acquire, after the owner's Release), under
+// `file`'s lock, which the owner also holds when it moves bytes out.
+unsafe impl Sync for Stream {}
+
+/// The process-wide recorder state.
+pub struct Ovni {
+    dir: PathBuf,
+    streams: Mutex<Vec<Arc<Stream>>>,
+}
+
+static OVNI: OnceLock<Ovni> = OnceLock::new();
+
+thread_local! {
+    static MINE: RefCell<Option<Arc<Stream>>> = const { RefCell::new(None) };
+    static CLOSE_AT_EXIT: CloseAtExit = const { CloseAtExit };
+}
+
+/// Closes the calling thread's stream when the thread ends.
+struct CloseAtExit;
+
+impl Drop for CloseAtExit {
+    fn drop(&mut self) {
+        if let Ok(Some(s)) = MINE.try_with(|m| m.borrow_mut().take()) {
+            close(&s, true);
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (as libovni; all streams share it).
+#[inline]
+pub fn clock_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the struct we pass; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Starts recording into `dir` (created if needed). Returns an error text if the directory
+/// cannot be used; the caller warns once and the program runs untraced.
+pub fn start(dir: &Path) -> Result<(), String> {
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let host = hostname();
+    let proc_dir = dir.join(format!("loom.{host}")).join(format!("proc.{pid}"));
+    std::fs::create_dir_all(&proc_dir).map_err(|e| format!("cannot create {}: {e}", proc_dir.display()))?;
+    let probe = proc_dir.join(".oxiomp-probe");
+    File::create(&probe).map_err(|e| format!("cannot write in {}: {e}", proc_dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    if OVNI.set(Ovni { dir: proc_dir, streams: Mutex::new(Vec::new()) }).is_err() {
+        return Err("the recorder was started twice".into());
+    }
+    static RECORDER: OvniRecorder = OvniRecorder;
+    if !crate::install(&RECORDER) {
+        return Err("another recorder is installed".into());
+    }
+    // SAFETY: registering a plain extern "C" function.
+    unsafe { libc::atexit(close_all_at_exit) };
+    Ok(())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().replace(['/', '.'], "_"))
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+extern "C" fn close_all_at_exit() {
+    if let Some(o) = OVNI.get() {
+        let streams = o.streams.lock().map(|v| v.clone()).unwrap_or_default();
+        for s in streams {
+            close(&s, false);
+        }
+    }
+}
+
+/// Writes whatever the stream holds and, the first time, its end event; no event is
+/// written after that. `owner`: called by the thread that owns the stream.
+fn close(s: &Stream, owner: bool) {
+    let Ok(mut f) = s.file.lock() else { return };
+    if s.closed.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if let Some(file) = f.as_mut() {
+        // Acquire: pairs with the owner's Release after each event.
+        let end = if owner { s.len.load(Ordering::Relaxed) } else { s.committed.load(Ordering::Acquire) };
+        let _ = file.write_all(&s.buf[..end]);
+        let mut tail = [0u8; 16];
+        let n = format::encode(&Event { mcv: *b"OHe", clock: clock_ns(), payload: Payload::None }, &mut tail);
+        let _ = file.write_all(&tail[..n]);
+        let _ = file.flush();
+    }
+    *f = None;
+}
+
+/// The calling thread's stream, opened on its first event.
+fn with_stream(f: impl FnOnce(&Stream)) {
+    let _ = MINE.try_with(|m| {
+        let mut m = m.borrow_mut();
+        if m.is_none() {
+            *m = open_stream();
+            CLOSE_AT_EXIT.with(|_| {});
+        }
+        if let Some(s) = m.as_ref() {
+            f(s)
+        }
+    });
+}
+
+#[cold]
+fn open_stream() -> Option<Arc<Stream>> {
+    let o = OVNI.get()?;
+    // SAFETY: no preconditions.
+    let (tid, pid, cpu) = unsafe { (libc::gettid(), libc::getpid(), libc::sched_getcpu().max(0)) };
+    let dir = o.dir.join(format!("thread.{tid}"));
+    std::fs::create_dir_all(&dir).ok()?;
+    let mut file = File::create(dir.join("stream.obs")).ok()?;
+    file.write_all(format::STREAM_HEADER).ok()?;
+    std::fs::write(dir.join("stream.json"), metadata(tid, pid)).ok()?;
+    let s = Arc::new(Stream {
+        buf: vec![0u8; BUF_BYTES].into_boxed_slice(),
+        len: AtomicUsize::new(0),
+        committed: AtomicUsize::new(0),
+        file: Mutex::new(Some(file)),
+        closed: AtomicBool::new(false),
+    });
+    o.streams.lock().ok()?.push(s.clone());
+    append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: -1, tag: 0 });
+    Some(s)
+}
+
+fn metadata(tid: i32, pid: i32) -> String {
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get()).max(online_cpus());
+    let cpus: Vec<String> = (0..ncpu).map(|i| format!("{{\"index\": {i}, \"phyid\": {i}}}")).collect();
+    format!(
+        "{{\"version\": 3, \"ovni\": {{\"lib\": {{\"version\": \"1.14.0\", \"commit\": \"oxiomp\"}}, \
+         \"part\": \"thread\", \"tid\": {tid}, \"pid\": {pid}, \"loom\": \"{}\", \"app_id\": 1, \
+         \"require\": {{\"ovni\": \"1.1.0\", \"openmp\": \"1.2.1\"}}, \"loom_cpus\": [{}], \"finished\": 1}}}}\n",
+        hostname(),
+        cpus.join(", ")
+    )
+}
+
+fn online_cpus() -> usize {
+    std::fs::read_to_string("/sys/devices/system/cpu/possible")
+        .ok()
+        .and_then(|s| s.trim().rsplit(['-', ',']).next().and_then(|n| n.parse::<usize>().ok()))
+        .map_or(1, |last| last + 1)
+}
+
+/// Appends one event, stamped now, to the owner's buffer, flushing it first if it is nearly
+/// full (the clock is read after the flush, so clocks never go back).
+fn append(s: &Stream, mcv: [u8; 3], payload: Payload) {
+    if s.closed.load(Ordering::Relaxed) {
+        return;
+    }
+    let len = s.len.load(Ordering::Relaxed);
+    let len = if len + format::MAX_EVENT > s.buf.len() { flush(s) } else { len };
+    let ev = Event { mcv, clock: clock_ns(), payload };
+    // SAFETY: only the owner writes, and only beyond `committed`; the slice is in bounds
+    // (flush left at least MAX_EVENT bytes).
+    let dst =
+        unsafe { std::slice::from_raw_parts_mut(s.buf.as_ptr().add(len) as *mut u8, format::MAX_EVENT) };
+    let n = format::encode(&ev, dst);
+    s.len.store(len + n, Ordering::Relaxed);
+    // Release: the bytes of the event are visible to whoever reads `committed`.
+    s.committed.store(len + n, Ordering::Release);
+}
+
+/// Writes the buffer to the file, between flush events; returns the new length.
+#[cold]
+fn flush(s: &Stream) -> usize {
+    let start = clock_ns();
+    let Ok(mut f) = s.file.lock() else { return 0 };
+    let len = s.len.load(Ordering::Relaxed);
+    if let Some(file) = f.as_mut() {
+        let mut head = [0u8; 16];
+        let n = format::encode(&Event { mcv: *b"OF[", clock: start, payload: Payload::None }, &mut head);
+        let _ = file.write_all(&s.buf[..len]).and_then(|_| file.write_all(&head[..n]));
+    }
+    s.committed.store(0, Ordering::Release);
+    s.len.store(0, Ordering::Relaxed);
+    drop(f);
+    // The end of the flush is the first event of the emptied buffer.
+    let n = {
+        // SAFETY: as in `append`: the owner writes at the start of its emptied buffer.
+        let dst = unsafe { std::slice::from_raw_parts_mut(s.buf.as_ptr() as *mut u8, format::MAX_EVENT) };
+        format::encode(&Event { mcv: *b"OF]", clock: clock_ns(), payload: Payload::None }, dst)
+    };
+    s.len.store(n, Ordering::Relaxed);
+    s.committed.store(n, Ordering::Release);
+    n
+}
+
+/// The recorder behind the instrumentation calls when `OMP_OVNI=1`.
+pub struct OvniRecorder;
+
+impl OvniRecorder {
+    fn state(&self, s: State, enter: bool) {
+        let mut mcv = *s.ovni_mcv();
+        if !enter {
+            mcv[2] = format::end_code(mcv[2]);
+        }
+        with_stream(|st| append(st, mcv, Payload::None));
+    }
+}
+
+impl Recorder for OvniRecorder {
+    fn push(&self, s: State) {
+        self.state(s, true)
+    }
+    fn pop(&self, s: State) {
+        self.state(s, false)
+    }
+}

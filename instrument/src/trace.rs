@@ -1,0 +1,427 @@
+//! Reading a whole trace directory and turning it into views: validation, per-state
+//! summaries, Paraver, Chrome/Perfetto JSON and an SVG timeline.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::State;
+use crate::format::{self, Event};
+
+/// One thread's stream.
+#[derive(Debug)]
+pub struct ThreadStream {
+    pub loom: String,
+    pub pid: u32,
+    pub tid: u32,
+    pub path: PathBuf,
+    pub events: Vec<Event>,
+    /// Offset of an incomplete last event (a stream cut short).
+    pub truncated_at: Option<usize>,
+}
+
+/// A trace: every thread stream under a directory.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub threads: Vec<ThreadStream>,
+}
+
+fn id_of(name: &str, prefix: &str) -> Option<String> {
+    name.strip_prefix(prefix).map(str::to_string)
+}
+
+impl Trace {
+    /// Reads `dir` (`loom.*/proc.*/thread.*/stream.obs`). Errors name the file and, for bad
+    /// content, the byte offset.
+    pub fn read(dir: &Path) -> Result<Trace, String> {
+        let mut t = Trace::default();
+        let rd = |p: &Path| std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()));
+        let mut looms: Vec<_> = rd(dir)?.flatten().map(|e| e.path()).collect();
+        looms.sort();
+        for l in looms {
+            let Some(loom) = l.file_name().and_then(|n| id_of(&n.to_string_lossy(), "loom.")) else {
+                continue;
+            };
+            let mut procs: Vec<_> = rd(&l)?.flatten().map(|e| e.path()).collect();
+            procs.sort();
+            for p in procs {
+                let Some(pid) = p.file_name().and_then(|n| id_of(&n.to_string_lossy(), "proc.")) else {
+                    continue;
+                };
+                let mut threads: Vec<_> = rd(&p)?.flatten().map(|e| e.path()).collect();
+                threads.sort();
+                for th in threads {
+                    let Some(tid) = th.file_name().and_then(|n| id_of(&n.to_string_lossy(), "thread."))
+                    else {
+                        continue;
+                    };
+                    let path = th.join("stream.obs");
+                    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    let d = format::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                    t.threads.push(ThreadStream {
+                        loom: loom.clone(),
+                        pid: pid.parse().unwrap_or(0),
+                        tid: tid.parse().unwrap_or(0),
+                        path,
+                        events: d.events,
+                        truncated_at: d.truncated_at,
+                    });
+                }
+            }
+        }
+        if t.threads.is_empty() {
+            return Err(format!("{}: no thread streams (loom.*/proc.*/thread.*/stream.obs)", dir.display()));
+        }
+        Ok(t)
+    }
+
+    /// The earliest and latest clock of the trace.
+    pub fn span(&self) -> (u64, u64) {
+        let first = self.threads.iter().filter_map(|t| t.events.first()).map(|e| e.clock).min().unwrap_or(0);
+        let last = self.threads.iter().filter_map(|t| t.events.last()).map(|e| e.clock).max().unwrap_or(0);
+        (first, last)
+    }
+
+    /// Checks every stream; returns one message per problem (empty: the trace is valid).
+    pub fn check(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for t in &self.threads {
+            let p = t.path.display();
+            let mut say = |i: usize, what: String| problems.push(format!("{p}: event {i}: {what}"));
+            if let Some(off) = t.truncated_at {
+                say(
+                    t.events.len(),
+                    format!("stream ends inside an event at byte offset {off} (read up to there)"),
+                );
+            }
+            match t.events.first() {
+                Some(e) if &e.mcv == b"OHx" => {}
+                Some(e) => say(0, format!("first event is {} (expected OHx, thread begins)", e.code())),
+                None => say(0, "no events".into()),
+            }
+            let mut stack: Vec<State> = Vec::new();
+            let mut ended = false;
+            let mut last = 0u64;
+            for (i, e) in t.events.iter().enumerate() {
+                if e.clock < last {
+                    say(i, format!("clock {} goes back from {}", e.clock, last));
+                }
+                last = last.max(e.clock);
+                if ended {
+                    say(i, format!("{} after the thread ended (OHe)", e.code()));
+                }
+                if &e.mcv == b"OHe" {
+                    ended = true;
+                    if !stack.is_empty() && !t.events.iter().any(|e| &e.mcv == b"OF[") {
+                        // A worker still in its loop at exit is normal; report nothing.
+                    }
+                }
+                if let Some((s, enter)) = state_of(&e.mcv) {
+                    if enter {
+                        stack.push(s);
+                    } else {
+                        match stack.pop() {
+                            Some(top) if top == s => {}
+                            Some(top) => {
+                                say(i, format!("leaves \"{}\" while in \"{}\"", s.label(), top.label()))
+                            }
+                            None => say(i, format!("leaves \"{}\" which it never entered", s.label())),
+                        }
+                    }
+                }
+            }
+            // States still open at the end belong to threads stopped mid-way (workers waiting
+            // in their loop when the process exits): not an error.
+        }
+        problems
+    }
+
+    /// Per thread, the intervals during which each state was the innermost one.
+    pub fn intervals(&self) -> Vec<Vec<Interval>> {
+        self.threads.iter().map(|t| intervals_of(&t.events)).collect()
+    }
+}
+
+/// A stretch of time a thread spent with `state` innermost (`depth`: stack depth, from 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interval {
+    pub state: State,
+    pub begin: u64,
+    pub end: u64,
+    pub depth: usize,
+}
+
+/// The state an event code enters (true) or leaves (false).
+pub fn state_of(mcv: &[u8; 3]) -> Option<(State, bool)> {
+    State::ALL.iter().find_map(|s| {
+        let b = s.ovni_mcv();
+        if b == mcv {
+            Some((*s, true))
+        } else if b[..2] == mcv[..2] && format::end_code(b[2]) == mcv[2] && b[2] != mcv[2] {
+            Some((*s, false))
+        } else {
+            None
+        }
+    })
+}
+
+fn intervals_of(events: &[Event]) -> Vec<Interval> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(State, u64)> = Vec::new();
+    let end = events.last().map_or(0, |e| e.clock);
+    for e in events {
+        let Some((s, enter)) = state_of(&e.mcv) else { continue };
+        if let Some(&(top, since)) = stack.last() {
+            out.push(Interval { state: top, begin: since, end: e.clock, depth: stack.len() });
+        }
+        if enter {
+            stack.push((s, e.clock));
+        } else if stack.last().is_some_and(|t| t.0 == s) {
+            stack.pop();
+        }
+        if let Some(top) = stack.last_mut() {
+            top.1 = e.clock;
+        }
+    }
+    if let Some(&(top, since)) = stack.last() {
+        out.push(Interval { state: top, begin: since, end, depth: stack.len() });
+    }
+    out.retain(|i| i.end > i.begin);
+    out
+}
+
+/// Per thread and state: (total ns innermost, times entered).
+pub fn summary(trace: &Trace) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<10} {:<40} {:>14} {:>7} {:>9}", "thread", "state", "time (us)", "share", "count");
+    for (t, iv) in trace.threads.iter().zip(trace.intervals()) {
+        let first = t.events.first().map_or(0, |e| e.clock);
+        let last = t.events.last().map_or(0, |e| e.clock);
+        let total = (last - first).max(1) as f64;
+        for st in State::ALL {
+            let ns: u64 = iv.iter().filter(|i| i.state == *st).map(|i| i.end - i.begin).sum();
+            let count = t.events.iter().filter(|e| e.mcv == *st.ovni_mcv()).count();
+            if count == 0 && ns == 0 {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "{:<10} {:<40} {:>14.3} {:>6.1}% {:>9}",
+                t.tid,
+                st.label(),
+                ns as f64 / 1e3,
+                100.0 * ns as f64 / total,
+                count
+            );
+        }
+    }
+    s
+}
+
+/// Paraver `.prv`, `.pcf` and `.row` contents: one row per thread, the innermost state as
+/// event type 50 with ovni's OpenMP values (0 when none).
+pub fn paraver(trace: &Trace) -> (String, String, String) {
+    let (t0, t1) = trace.span();
+    let n = trace.threads.len();
+    let mut prv = format!("#Paraver (01/01/1970 at 00:00):{}_ns:1({n}):1:1({n}:1)\n", t1 - t0);
+    let mut recs: Vec<(u64, usize, u8)> = Vec::new();
+    for (k, iv) in trace.intervals().iter().enumerate() {
+        let mut cur_end = None;
+        for i in iv {
+            if cur_end.is_some_and(|e| e < i.begin) {
+                recs.push((cur_end.unwrap_or(0), k, 0));
+            }
+            recs.push((i.begin, k, i.state as u8));
+            cur_end = Some(i.end);
+        }
+        if let Some(e) = cur_end {
+            recs.push((e, k, 0));
+        }
+    }
+    recs.sort_by_key(|r| (r.0, r.1));
+    for (time, k, v) in recs {
+        let _ = writeln!(prv, "2:{}:1:1:{}:{}:50:{v}", k + 1, k + 1, time - t0);
+    }
+    let mut pcf =
+        String::from("DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\n\n");
+    pcf.push_str("EVENT_TYPE\n0    50    OpenMP subsystem (oxiomp)\nVALUES\n0      End\n");
+    for s in State::ALL {
+        let _ = writeln!(pcf, "{:<6} {}", *s as u8, s.label());
+    }
+    let mut row = format!("LEVEL THREAD SIZE {n}\n");
+    for t in &trace.threads {
+        let _ = writeln!(row, "THREAD {}.{}", t.pid, t.tid);
+    }
+    (prv, pcf, row)
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// Chrome Trace Event JSON (Perfetto, chrome://tracing): one track per thread, the state
+/// stack as nested slices.
+pub fn chrome(trace: &Trace) -> String {
+    let (t0, _) = trace.span();
+    let mut o = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    let mut first = true;
+    for t in &trace.threads {
+        let mut push = |line: String| {
+            if !first {
+                o.push_str(",\n");
+            }
+            first = false;
+            o.push_str(&line);
+        };
+        push(format!(
+            "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}",
+            t.pid,
+            t.tid,
+            json_str(&format!("thread {}", t.tid))
+        ));
+        let mut depth = 0usize;
+        for e in &t.events {
+            let Some((s, enter)) = state_of(&e.mcv) else { continue };
+            let ts = (e.clock - t0) as f64 / 1e3;
+            if enter {
+                depth += 1;
+                push(format!(
+                    "{{\"ph\":\"B\",\"name\":{},\"cat\":{},\"pid\":{},\"tid\":{},\"ts\":{ts:.3}}}",
+                    json_str(s.label()),
+                    json_str(&format!("{:?}", s.subsystem())),
+                    t.pid,
+                    t.tid
+                ));
+            } else if depth > 0 {
+                depth -= 1;
+                push(format!("{{\"ph\":\"E\",\"pid\":{},\"tid\":{},\"ts\":{ts:.3}}}", t.pid, t.tid));
+            }
+        }
+    }
+    o.push_str("\n]}\n");
+    o
+}
+
+/// The colour of a state in pictures.
+pub fn colour(s: State) -> &'static str {
+    const PALETTE: [&str; 31] = [
+        "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+        "#bab0ac", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+        "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
+        "#31a354", "#756bb1", "#a1d99b", "#c7c7c7",
+    ];
+    PALETTE[(s as usize - 1) % PALETTE.len()]
+}
+
+/// An SVG timeline: one lane per thread coloured by the innermost state, a time axis and a
+/// legend of the states that occur.
+pub fn svg(trace: &Trace) -> String {
+    let (t0, t1) = trace.span();
+    let span = (t1 - t0).max(1) as f64;
+    let (left, width, lane, top) = (110.0, 1000.0, 22.0, 30.0);
+    let n = trace.threads.len();
+    let ivs = trace.intervals();
+    let used: Vec<State> =
+        State::ALL.iter().copied().filter(|s| ivs.iter().flatten().any(|i| i.state == *s)).collect();
+    let legend_rows = used.len().div_ceil(3);
+    let height = top + n as f64 * lane + 50.0 + legend_rows as f64 * 18.0;
+    let mut o = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{left}\" y=\"18\" font-size=\"13\">oxiomp trace: {n} threads, {:.3} ms</text>\n",
+        left + width + 20.0,
+        span / 1e6
+    );
+    for (k, (t, iv)) in trace.threads.iter().zip(&ivs).enumerate() {
+        let y = top + k as f64 * lane;
+        let _ = writeln!(o, "<text x=\"4\" y=\"{:.1}\">thread {}</text>", y + 14.0, t.tid);
+        let _ = writeln!(
+            o,
+            "<rect x=\"{left}\" y=\"{y}\" width=\"{width}\" height=\"{}\" fill=\"#f4f4f4\"/>",
+            lane - 4.0
+        );
+        for i in iv {
+            let x = left + (i.begin - t0) as f64 / span * width;
+            let w = ((i.end - i.begin) as f64 / span * width).max(0.3);
+            let _ = writeln!(
+                o,
+                "<rect x=\"{x:.2}\" y=\"{y}\" width=\"{w:.2}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+                lane - 4.0,
+                colour(i.state),
+                i.state.label()
+            );
+        }
+    }
+    let axis_y = top + n as f64 * lane + 6.0;
+    let _ = writeln!(
+        o,
+        "<line x1=\"{left}\" y1=\"{axis_y}\" x2=\"{}\" y2=\"{axis_y}\" stroke=\"black\"/>",
+        left + width
+    );
+    for k in 0..=10 {
+        let x = left + width * k as f64 / 10.0;
+        let _ = writeln!(
+            o,
+            "<line x1=\"{x}\" y1=\"{axis_y}\" x2=\"{x}\" y2=\"{}\" stroke=\"black\"/>",
+            axis_y + 4.0
+        );
+        let _ = writeln!(
+            o,
+            "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{:.3} ms</text>",
+            axis_y + 16.0,
+            span * k as f64 / 10.0 / 1e6
+        );
+    }
+    for (k, s) in used.iter().enumerate() {
+        let x = left + (k % 3) as f64 * 330.0;
+        let y = axis_y + 30.0 + (k / 3) as f64 * 18.0;
+        let _ = writeln!(
+            o,
+            "<rect x=\"{x}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>",
+            y - 10.0,
+            colour(*s)
+        );
+        let _ = writeln!(o, "<text x=\"{}\" y=\"{y}\">{}</text>", x + 16.0, s.label());
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Payload;
+
+    fn ev(mcv: &[u8; 3], clock: u64) -> Event {
+        Event { mcv: *mcv, clock, payload: Payload::None }
+    }
+
+    #[test]
+    fn innermost_intervals() {
+        let evs =
+            [ev(b"OHx", 0), ev(b"PMu", 10), ev(b"PBb", 20), ev(b"PBB", 50), ev(b"PMU", 60), ev(b"OHe", 70)];
+        let iv = intervals_of(&evs);
+        assert_eq!(
+            iv,
+            vec![
+                Interval { state: State::UserMicrotask, begin: 10, end: 20, depth: 1 },
+                Interval { state: State::BarrierPlain, begin: 20, end: 50, depth: 2 },
+                Interval { state: State::UserMicrotask, begin: 50, end: 60, depth: 1 },
+            ]
+        );
+        assert_eq!(state_of(b"PBB"), Some((State::BarrierPlain, false)));
+        assert_eq!(state_of(b"PI]"), Some((State::CriticalSection, false)));
+        assert_eq!(state_of(b"OHx"), None);
+    }
+}

@@ -1,0 +1,238 @@
+//! Tracing end to end: C programs built with clang-19 run on our library with `OMP_OVNI=1`;
+//! the trace they leave is decoded and each thread's recorded state sequence is checked
+//! exactly, `oxiomp-trace check` rules hold, and hand-made bad traces are rejected with the
+//! right message.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use oxiomp_instrument::format::{self, Event, Payload};
+use oxiomp_instrument::trace::{self, Trace};
+use oxiomp_instrument::{State, Subsystem};
+
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
+}
+
+/// Builds `tests/trace/<name>.c`, runs it on our library with tracing into a fresh
+/// directory, and reads the trace.
+fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trace").join(format!("{name}.c"));
+    let dir = profile_dir().join("trace-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(name);
+    let out = Command::new("clang-19")
+        .args(["-fopenmp", "-O2", "-Wall", "-g"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("clang-19 (install it: scripts/setup.sh)");
+    assert!(out.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&out.stderr));
+    let so = profile_dir().join("libomp.so");
+    assert!(so.exists(), "{} missing: build the library first (cargo build)", so.display());
+    let libdir = dir.join("lib");
+    std::fs::create_dir_all(&libdir).unwrap();
+    let link = libdir.join("libomp.so.5");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&so, &link).unwrap();
+    let tdir = dir.join(format!("{name}-{threads}.ovni"));
+    let _ = std::fs::remove_dir_all(&tdir);
+    let mut c = Command::new("timeout");
+    c.args(["-k", "5", "60"]).arg(&exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OMP_") || k.starts_with("KMP_") || k.starts_with("LD_") || k.starts_with("OVNI") {
+            c.env_remove(k);
+        }
+    }
+    let st = c
+        .env("OMP_OVNI", "1")
+        .env("OVNI_TRACEDIR", &tdir)
+        .env("OMP_NUM_THREADS", threads)
+        .env("LD_LIBRARY_PATH", &libdir)
+        .env("LD_BIND_NOW", "1")
+        .status()
+        .unwrap();
+    assert_eq!(st.success(), expect_ok, "{name} exit status {st}");
+    let t = Trace::read(&tdir).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let problems = t.check();
+    assert!(problems.is_empty(), "{name}: trace check failed:\n{}", problems.join("\n"));
+    (t, tdir)
+}
+
+/// The state events of one thread in the given subsystems, as (enter?, state).
+fn seq(events: &[Event], subs: &[Subsystem]) -> Vec<(bool, State)> {
+    events
+        .iter()
+        .filter_map(|e| trace::state_of(&e.mcv))
+        .filter(|(s, _)| subs.contains(&s.subsystem()))
+        .map(|(s, enter)| (enter, s))
+        .collect()
+}
+
+fn pair(s: State) -> [(bool, State); 2] {
+    [(true, s), (false, s)]
+}
+
+#[test]
+fn worksharing_states_are_exact() {
+    let (t, _) = traced_run("trace_ws", "3", true);
+    let mut chunks = 0;
+    let mut singles = 0;
+    let mut members = 0;
+    for th in &t.threads {
+        let got = seq(&th.events, &[Subsystem::WorkDistribution, Subsystem::Critical]);
+        if got.is_empty() {
+            continue;
+        }
+        members += 1;
+        // static loop: one chunk per thread (30 iterations over 3 threads).
+        let mut want: Vec<(bool, State)> = pair(State::StaticForChunk).to_vec();
+        want.extend(pair(State::DynamicForInit));
+        let n = got.iter().filter(|&&(e, s)| e && s == State::DynamicForChunk).count();
+        chunks += n;
+        for _ in 0..n {
+            want.extend(pair(State::DynamicForChunk));
+        }
+        if got.contains(&(true, State::Single)) {
+            singles += 1;
+            want.extend(pair(State::Single));
+        }
+        for _ in 0..2 {
+            want.extend([
+                (true, State::CriticalAcquiring),
+                (false, State::CriticalAcquiring),
+                (true, State::CriticalSection),
+                (false, State::CriticalSection),
+                (true, State::CriticalReleasing),
+                (false, State::CriticalReleasing),
+            ]);
+        }
+        assert_eq!(got, want, "thread {}", th.tid);
+    }
+    assert_eq!(members, 3, "three threads recorded worksharing");
+    assert_eq!(chunks, 10, "dynamic,10 over 100 iterations is 10 chunks");
+    assert_eq!(singles, 1, "one thread ran the single");
+}
+
+#[test]
+fn task_states_are_exact() {
+    let (t, _) = traced_run("trace_tasks", "2", true);
+    let count = |code: &[u8; 3]| -> usize {
+        t.threads.iter().flat_map(|th| &th.events).filter(|e| &e.mcv == code).count()
+    };
+    assert_eq!(count(State::TaskAllocation.ovni_mcv()), 40);
+    assert_eq!(count(State::TaskCheckDeps.ovni_mcv()), 20);
+    assert_eq!(count(State::TaskRunning.ovni_mcv()), 40);
+    assert_eq!(count(State::TaskReleasingDeps.ovni_mcv()), 20);
+    // The creating thread: allocation (and the dependence check for chain tasks) for each
+    // task, in creation order, then one taskwait (unless every task was done by then).
+    let creator = t
+        .threads
+        .iter()
+        .find(|th| th.events.iter().any(|e| &e.mcv == State::TaskAllocation.ovni_mcv()))
+        .expect("a creating thread");
+    let creation: Vec<(bool, State)> = seq(&creator.events, &[Subsystem::Task])
+        .into_iter()
+        .filter(|(_, s)| matches!(s, State::TaskAllocation | State::TaskCheckDeps))
+        .collect();
+    let mut want = Vec::new();
+    for _ in 0..20 {
+        want.extend(pair(State::TaskAllocation));
+        want.extend(pair(State::TaskCheckDeps));
+        want.extend(pair(State::TaskAllocation));
+    }
+    assert_eq!(creation, want);
+    let waits =
+        seq(&creator.events, &[Subsystem::Task]).iter().filter(|&&(e, s)| e && s == State::Taskwait).count();
+    assert!(waits <= 1, "one taskwait at most, got {waits}");
+}
+
+#[test]
+fn nested_regions_are_recorded_per_level() {
+    let (t, _) = traced_run("trace_nested", "2", true);
+    // 2 outer members fork one inner region each: 3 fork calls (1 outer, 2 inner), and every
+    // one of the 4 + 2 implicit tasks runs the user's code once.
+    let count = |s: State| -> usize {
+        t.threads.iter().flat_map(|th| &th.events).filter(|e| &e.mcv == s.ovni_mcv()).count()
+    };
+    assert_eq!(count(State::ForkCall), 3);
+    assert_eq!(count(State::UserMicrotask), 6);
+    assert_eq!(t.threads.len(), 4, "four threads: 2 outer, 2 more for the inner regions");
+}
+
+#[test]
+fn exit_inside_a_region_leaves_a_valid_trace() {
+    let (t, _) = traced_run("trace_exit", "3", true);
+    assert_eq!(t.threads.len(), 3);
+    for th in &t.threads {
+        assert_eq!(th.events.last().map(|e| e.mcv), Some(*b"OHe"), "thread {} closed", th.tid);
+        let dynamic = seq(&th.events, &[Subsystem::WorkDistribution]);
+        assert!(dynamic.starts_with(&pair(State::DynamicForInit)), "thread {}: {dynamic:?}", th.tid);
+    }
+}
+
+fn write_stream(dir: &Path, bytes: &[u8]) -> PathBuf {
+    let p = dir.join("loom.x/proc.1/thread.1");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(p.join("stream.obs"), bytes).unwrap();
+    p.join("stream.obs")
+}
+
+fn stream(events: &[Event]) -> Vec<u8> {
+    let mut b = format::STREAM_HEADER.to_vec();
+    for e in events {
+        let mut buf = [0u8; 64];
+        let n = format::encode(e, &mut buf);
+        b.extend_from_slice(&buf[..n]);
+    }
+    b
+}
+
+fn ev(mcv: &[u8; 3], clock: u64) -> Event {
+    let payload =
+        if mcv == b"OHx" { Payload::ThreadExecute { cpu: 0, creator: -1, tag: 0 } } else { Payload::None };
+    Event { mcv: *mcv, clock, payload }
+}
+
+#[test]
+fn bad_traces_are_rejected_with_the_reason() {
+    let base = profile_dir().join("trace-tests/bad");
+    let _ = std::fs::remove_dir_all(&base);
+    let case = |name: &str, bytes: Vec<u8>| -> Result<Vec<String>, String> {
+        let dir = base.join(name);
+        write_stream(&dir, &bytes);
+        Trace::read(&dir).map(|t| t.check())
+    };
+    // Wrong magic: a read error naming the file and offset 0.
+    let e = case("magic", b"OVNI\x01\x00\x00\x00".to_vec()).unwrap_err();
+    assert!(e.contains("stream.obs: offset 0: bad magic"), "{e}");
+    // An unknown event: its offset.
+    let mut b = stream(&[ev(b"OHx", 1)]);
+    b.extend_from_slice(&[0, b'X', b'y', b'z', 2, 0, 0, 0, 0, 0, 0, 0]);
+    let e = case("unknown", b).unwrap_err();
+    assert!(e.contains("offset 36: unknown event \"Xyz\""), "{e}");
+    // Truncated: read up to the last whole event, and reported by check.
+    let mut b = stream(&[ev(b"OHx", 1), ev(b"PBb", 2), ev(b"PBB", 3)]);
+    b.truncate(b.len() - 4);
+    let p = case("truncated", b).unwrap();
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("event 2: stream ends inside an event at byte offset 48"), "{p:?}");
+    // Clock going back, unbalanced end, events after the end.
+    let p =
+        case("order", stream(&[ev(b"OHx", 5), ev(b"PBb", 4), ev(b"PIR", 6), ev(b"OHe", 7), ev(b"PBB", 8)]))
+            .unwrap();
+    assert!(p.iter().any(|m| m.contains("event 1: clock 4 goes back from 5")), "{p:?}");
+    assert!(
+        p.iter().any(|m| m.contains("event 2: leaves \"Critical: releasing\" while in \"Barrier: plain\"")),
+        "{p:?}"
+    );
+    assert!(p.iter().any(|m| m.contains("event 4: PBB after the thread ended")), "{p:?}");
+    // A valid one passes.
+    assert!(
+        case("good", stream(&[ev(b"OHx", 1), ev(b"PBb", 2), ev(b"PBB", 3), ev(b"OHe", 4)]))
+            .unwrap()
+            .is_empty()
+    );
+}
