@@ -313,15 +313,42 @@ pub fn chrome(trace: &Trace) -> String {
     o
 }
 
-/// The colour of a state in pictures.
+/// The colour of a state in pictures: a hue family per subsystem (barriers red, critical
+/// purple, work distribution blue/green, tasks yellow/brown, runtime grey), shades within it.
 pub fn colour(s: State) -> &'static str {
-    const PALETTE: [&str; 31] = [
-        "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-        "#bab0ac", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-        "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
-        "#31a354", "#756bb1", "#a1d99b", "#c7c7c7",
-    ];
-    PALETTE[(s as usize - 1) % PALETTE.len()]
+    match s {
+        State::BarrierFork => "#f4a582",
+        State::BarrierJoin => "#d6604d",
+        State::BarrierPlain => "#b2182b",
+        State::BarrierSpinWait => "#fddbc7",
+        State::BarrierTask => "#e08214",
+        State::CriticalAcquiring => "#c2a5cf",
+        State::CriticalReleasing => "#9970ab",
+        State::CriticalSection => "#762a83",
+        State::Distribute => "#08519c",
+        State::DynamicForChunk => "#3182bd",
+        State::DynamicForInit => "#9ecae1",
+        State::StaticForChunk => "#2171b5",
+        State::Section => "#41ab5d",
+        State::Single => "#006d2c",
+        State::TaskAllocation => "#fee391",
+        State::TaskCheckDeps => "#fec44f",
+        State::TaskDuplicating => "#fe9929",
+        State::TaskReleasingDeps => "#ec7014",
+        State::TaskRunning => "#cc9a06",
+        State::TaskRunningIf0 => "#a6761d",
+        State::TaskScheduling => "#ffffb2",
+        State::Taskgroup => "#8c6d31",
+        State::Taskwait => "#bf812d",
+        State::TaskwaitDeps => "#dfc27d",
+        State::Taskyield => "#f6e8c3",
+        State::Attached => "#d9d9d9",
+        State::ForkCall => "#969696",
+        State::Init => "#525252",
+        State::InternalMicrotask => "#bdbdbd",
+        State::UserMicrotask => "#e7e7e7",
+        State::WorkerLoop => "#f0f0f0",
+    }
 }
 
 /// An SVG timeline: one lane per thread coloured by the innermost state, a time axis and a
