@@ -278,6 +278,7 @@ c_tests! {
     teams,
     threadprivate,
     threadprivate_notls,
+    trace_unwritable,
 }
 
 #[test]

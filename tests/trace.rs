@@ -173,6 +173,17 @@ fn exit_inside_a_region_leaves_a_valid_trace() {
     }
 }
 
+#[test]
+fn sigterm_inside_a_region_leaves_a_valid_trace() {
+    let (t, _) = traced_run("trace_signal", "3", false);
+    assert_eq!(t.threads.len(), 3);
+    for th in &t.threads {
+        assert_eq!(th.events.last().map(|e| e.mcv), Some(*b"OHe"), "thread {} closed", th.tid);
+        let dynamic = seq(&th.events, &[Subsystem::WorkDistribution]);
+        assert!(dynamic.starts_with(&pair(State::DynamicForInit)), "thread {}: {dynamic:?}", th.tid);
+    }
+}
+
 fn write_stream(dir: &Path, bytes: &[u8]) -> PathBuf {
     let p = dir.join("loom.x/proc.1/thread.1");
     std::fs::create_dir_all(&p).unwrap();
