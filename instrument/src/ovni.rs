@@ -75,9 +75,9 @@ fn monotonic_ns() -> u64 {
 }
 
 /// The event clock: CLOCK_MONOTONIC nanoseconds, read through the time-stamp counter when
-/// the CPU has an invariant one (about 10 ns instead of 25 here): `ns0 + (tsc - tsc0) * mult
-/// >> 32`, calibrated against CLOCK_MONOTONIC when tracing starts. Every stream uses the same
-/// conversion, so clocks stay comparable across threads.
+/// the CPU has an invariant one (about 10 ns instead of 25 here): `ns0 + ((tsc - tsc0) * mult
+/// shifted right by 32)`, calibrated against CLOCK_MONOTONIC when tracing starts. Every stream
+/// uses the same conversion, so clocks stay comparable across threads.
 struct Clock {
     tsc0: u64,
     ns0: u64,
@@ -241,7 +241,7 @@ fn open_mine() -> *const Stream {
             *m = open_stream();
             CLOSE_AT_EXIT.with(|_| {});
         }
-        let p = m.as_ref().map_or(std::ptr::null(), |s| Arc::as_ptr(s));
+        let p = m.as_ref().map_or(std::ptr::null(), Arc::as_ptr);
         FAST.with(|f| f.set(p));
         p
     })
