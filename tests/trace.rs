@@ -126,6 +126,11 @@ fn task_states_are_exact() {
     assert_eq!(count(State::TaskCheckDeps.ovni_mcv()), 20);
     assert_eq!(count(State::TaskRunning.ovni_mcv()), 40);
     assert_eq!(count(State::TaskReleasingDeps.ovni_mcv()), 20);
+    // Task life: 40 created, each run and ended once (check() verified the order).
+    assert_eq!(count(b"PPc"), 40);
+    assert_eq!(count(b"PPx"), 40);
+    assert_eq!(count(b"PPe"), 40);
+    assert!(count(b"POc") >= 1, "the task types are declared");
     // The creating thread: allocation (and the dependence check for chain tasks) for each
     // task, in creation order, then one taskwait (unless every task was done by then).
     let creator = t
@@ -240,6 +245,21 @@ fn bad_traces_are_rejected_with_the_reason() {
         "{p:?}"
     );
     assert!(p.iter().any(|m| m.contains("event 4: PBB after the thread ended")), "{p:?}");
+    // A task run before it was created, and one ended where it does not run.
+    let task = |mcv: &[u8; 3], clock: u64, id: u32| Event {
+        mcv: *mcv,
+        clock,
+        payload: if mcv == b"PPc" {
+            Payload::Raw([id.to_le_bytes(), 1u32.to_le_bytes()].concat())
+        } else {
+            Payload::Raw(id.to_le_bytes().to_vec())
+        },
+    };
+    let p =
+        case("tasks", stream(&[ev(b"OHx", 1), task(b"PPx", 2, 7), task(b"PPc", 3, 7), task(b"PPe", 4, 8)]))
+            .unwrap();
+    assert!(p.iter().any(|m| m.contains("event 1: task 7 runs at 2 before it is created at 3")), "{p:?}");
+    assert!(p.iter().any(|m| m.contains("event 3: task 8 ends but is not the task running here")), "{p:?}");
     // A valid one passes.
     assert!(
         case("good", stream(&[ev(b"OHx", 1), ev(b"PBb", 2), ev(b"PBB", 3), ev(b"OHe", 4)]))

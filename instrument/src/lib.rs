@@ -109,6 +109,51 @@ pub trait Recorder: Send + Sync {
     fn push(&self, state: State);
     /// The calling thread leaves `state` (pops it).
     fn pop(&self, state: State);
+    /// A task numbered `id` was created; `entry` is the address of its code (its type).
+    fn task_created(&self, _id: u32, _entry: usize) {}
+    /// The calling thread starts running task `id`.
+    fn task_execute(&self, _id: u32) {}
+    /// The calling thread stops running task `id`.
+    fn task_end(&self, _id: u32) {}
+}
+
+static NEXT_TASK_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// A task was created: returns its trace number (0 when tracing is off, when nothing is
+/// recorded for it).
+#[inline(always)]
+pub fn task_created(entry: usize) -> u32 {
+    if !enabled() {
+        return 0;
+    }
+    task_created_slow(entry)
+}
+
+#[cold]
+fn task_created_slow(entry: usize) -> u32 {
+    // Relaxed: a unique number; 0 is skipped (it means "not traced").
+    let mut id = NEXT_TASK_ID.fetch_add(1, Ordering::Relaxed);
+    if id == 0 {
+        id = NEXT_TASK_ID.fetch_add(1, Ordering::Relaxed);
+    }
+    recorder().task_created(id, entry);
+    id
+}
+
+/// The calling thread starts running the task with trace number `id` (0: not traced).
+#[inline(always)]
+pub fn task_execute(id: u32) {
+    if id != 0 && enabled() {
+        recorder().task_execute(id)
+    }
+}
+
+/// The calling thread stops running the task with trace number `id` (0: not traced).
+#[inline(always)]
+pub fn task_end(id: u32) {
+    if id != 0 && enabled() {
+        recorder().task_end(id)
+    }
 }
 
 static ENABLED: AtomicBool = AtomicBool::new(false);

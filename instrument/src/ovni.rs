@@ -21,6 +21,8 @@ use crate::{Recorder, State};
 
 /// Bytes of a thread's buffer (flushed when less than one largest event is left).
 const BUF_BYTES: usize = 1 << 20;
+/// Room kept free at the end of a buffer: the largest event (a type label, jumbo).
+const FLUSH_MARGIN: usize = 512;
 
 /// One thread's stream.
 struct Stream {
@@ -296,7 +298,7 @@ fn append_plain(s: &Stream, mcv: [u8; 3]) {
         return;
     }
     let len = s.len.load(Ordering::Relaxed);
-    let len = if len + format::MAX_EVENT > s.buf.len() { flush(s) } else { len };
+    let len = if len + FLUSH_MARGIN > s.buf.len() { flush(s) } else { len };
     let clock = clock_ns();
     // SAFETY: only the owner writes, beyond `committed`, and 12 bytes fit (flush left at
     // least MAX_EVENT).
@@ -316,13 +318,16 @@ fn append(s: &Stream, mcv: [u8; 3], payload: Payload) {
     if s.closed.load(Ordering::Relaxed) {
         return;
     }
+    let need = match &payload {
+        Payload::Jumbo(b) => 16 + b.len(),
+        _ => format::MAX_EVENT,
+    };
     let len = s.len.load(Ordering::Relaxed);
-    let len = if len + format::MAX_EVENT > s.buf.len() { flush(s) } else { len };
+    let len = if len + need.max(FLUSH_MARGIN) > s.buf.len() { flush(s) } else { len };
     let ev = Event { mcv, clock: clock_ns(), payload };
     // SAFETY: only the owner writes, and only beyond `committed`; the slice is in bounds
-    // (flush left at least MAX_EVENT bytes).
-    let dst =
-        unsafe { std::slice::from_raw_parts_mut(s.buf.as_ptr().add(len) as *mut u8, format::MAX_EVENT) };
+    // (flush left room for the largest event, jumbo labels included).
+    let dst = unsafe { std::slice::from_raw_parts_mut(s.buf.as_ptr().add(len) as *mut u8, need) };
     let n = format::encode(&ev, dst);
     s.len.store(len + n, Ordering::Relaxed);
     // Release: the bytes of the event are visible to whoever reads `committed`.
@@ -370,11 +375,70 @@ impl OvniRecorder {
     }
 }
 
+thread_local! {
+    /// Task types this thread's stream has declared (`POc` precedes a type's first use).
+    static DECLARED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The type number and label of tasks whose code is at `entry`.
+fn task_type(entry: usize) -> (u32, String) {
+    let mut h = (entry as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^= h >> 29;
+    let id = (h as u32) | 1;
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address and fills `info`; names point into the loaded
+    // objects' string tables.
+    let name = unsafe {
+        if libc::dladdr(entry as *const libc::c_void, &mut info) != 0 && !info.dli_sname.is_null() {
+            std::ffi::CStr::from_ptr(info.dli_sname).to_string_lossy().into_owned()
+        } else {
+            String::from("?")
+        }
+    };
+    (id, format!("task {name} at {entry:#x}"))
+}
+
 impl Recorder for OvniRecorder {
     fn push(&self, s: State) {
         self.state(s, true)
     }
     fn pop(&self, s: State) {
         self.state(s, false)
+    }
+    fn task_created(&self, id: u32, entry: usize) {
+        // SAFETY: the thread's own stream (see `state`).
+        let Some(st) = (unsafe { stream().as_ref() }) else { return };
+        let (tid, label) = task_type(entry);
+        let new = DECLARED
+            .try_with(|d| {
+                let mut d = d.borrow_mut();
+                let new = !d.contains(&tid);
+                if new {
+                    d.push(tid);
+                }
+                new
+            })
+            .unwrap_or(false);
+        if new {
+            let mut b = tid.to_le_bytes().to_vec();
+            b.extend_from_slice(&label.as_bytes()[..label.len().min(250)]);
+            b.push(0);
+            append(st, *b"POc", Payload::Jumbo(b));
+        }
+        let mut p = id.to_le_bytes().to_vec();
+        p.extend_from_slice(&tid.to_le_bytes());
+        append(st, *b"PPc", Payload::Raw(p));
+    }
+    fn task_execute(&self, id: u32) {
+        // SAFETY: as above.
+        if let Some(st) = unsafe { stream().as_ref() } {
+            append(st, *b"PPx", Payload::Raw(id.to_le_bytes().to_vec()));
+        }
+    }
+    fn task_end(&self, id: u32) {
+        // SAFETY: as above.
+        if let Some(st) = unsafe { stream().as_ref() } {
+            append(st, *b"PPe", Payload::Raw(id.to_le_bytes().to_vec()));
+        }
     }
 }

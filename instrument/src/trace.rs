@@ -132,6 +132,59 @@ impl Trace {
             // States still open at the end belong to threads stopped mid-way (workers waiting
             // in their loop when the process exits): not an error.
         }
+        problems.extend(self.check_tasks());
+        problems
+    }
+
+    /// Every task is created (`PPc`) before it runs (`PPx`, in clock order across streams),
+    /// and ends (`PPe`) on the thread that runs it, after it started.
+    fn check_tasks(&self) -> Vec<String> {
+        use std::collections::HashMap;
+        let id = |e: &Event| match &e.payload {
+            format::Payload::Raw(b) if b.len() >= 4 => Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            _ => None,
+        };
+        let mut created: HashMap<u32, u64> = HashMap::new();
+        for t in &self.threads {
+            for e in t.events.iter().filter(|e| &e.mcv == b"PPc") {
+                if let Some(i) = id(e) {
+                    created.insert(i, e.clock);
+                }
+            }
+        }
+        let mut problems = Vec::new();
+        for t in &self.threads {
+            let mut running: Vec<u32> = Vec::new();
+            for (k, e) in t.events.iter().enumerate() {
+                let Some(i) = id(e) else { continue };
+                match &e.mcv {
+                    b"PPx" => {
+                        match created.get(&i) {
+                            Some(&c) if c <= e.clock => {}
+                            Some(&c) => problems.push(format!(
+                                "{}: event {k}: task {i} runs at {} before it is created at {c}",
+                                t.path.display(),
+                                e.clock
+                            )),
+                            None => problems.push(format!(
+                                "{}: event {k}: task {i} runs but was never created",
+                                t.path.display()
+                            )),
+                        }
+                        running.push(i);
+                    }
+                    b"PPe" => {
+                        if running.pop() != Some(i) {
+                            problems.push(format!(
+                                "{}: event {k}: task {i} ends but is not the task running here",
+                                t.path.display()
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
         problems
     }
 
@@ -271,7 +324,7 @@ fn json_str(s: &str) -> String {
 }
 
 /// Chrome Trace Event JSON (Perfetto, chrome://tracing): one track per thread, the state
-/// stack as nested slices.
+/// stack as nested slices, each task run as a slice "task N" with its number as argument.
 pub fn chrome(trace: &Trace) -> String {
     let (t0, _) = trace.span();
     let mut o = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
@@ -292,6 +345,22 @@ pub fn chrome(trace: &Trace) -> String {
         ));
         let mut depth = 0usize;
         for e in &t.events {
+            if &e.mcv == b"PPx" || &e.mcv == b"PPe" {
+                let ts = (e.clock - t0) as f64 / 1e3;
+                let id = match &e.payload {
+                    format::Payload::Raw(b) if b.len() >= 4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                    _ => 0,
+                };
+                push(if &e.mcv == b"PPx" {
+                    format!(
+                        "{{\"ph\":\"B\",\"name\":\"task {id}\",\"cat\":\"task\",\"pid\":{},\"tid\":{},\"ts\":{ts:.3},\"args\":{{\"task\":{id}}}}}",
+                        t.pid, t.tid
+                    )
+                } else {
+                    format!("{{\"ph\":\"E\",\"pid\":{},\"tid\":{},\"ts\":{ts:.3}}}", t.pid, t.tid)
+                });
+                continue;
+            }
             let Some((s, enter)) = state_of(&e.mcv) else { continue };
             let ts = (e.clock - t0) as f64 / 1e3;
             if enter {

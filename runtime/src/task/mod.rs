@@ -210,8 +210,12 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
     if let Some(r) = unsafe { (*kt).routine } {
+        // Each chunk run in place is a task of its own in the trace.
+        let id = oxiomp_instrument::task_created(r as usize);
         oxiomp_instrument::task_running_enter();
+        oxiomp_instrument::task_execute(id);
         unsafe { r(th.gtid(), kt) };
+        oxiomp_instrument::task_end(id);
         oxiomp_instrument::task_running_exit();
     }
     let ctx = th.ctx();
@@ -299,7 +303,9 @@ fn execute(th: Thread, t: &'static Task) -> bool {
         // (gtid, task).
         if let Some(r) = unsafe { (*kt).routine } {
             oxiomp_instrument::task_running_enter();
+            oxiomp_instrument::task_execute(t.trace_id);
             unsafe { r(th.gtid(), kt) };
+            oxiomp_instrument::task_end(t.trace_id);
             oxiomp_instrument::task_running_exit();
         }
     }
@@ -600,10 +606,12 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     t.state.store(State::Running as u32, Ordering::Relaxed);
     th.ctx().task = t;
     oxiomp_instrument::task_running_if0_enter();
+    oxiomp_instrument::task_execute(t.trace_id);
 }
 
 /// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
 pub fn complete_if0(th: Thread, t: &'static Task) {
+    oxiomp_instrument::task_end(t.trace_id);
     oxiomp_instrument::task_running_if0_exit();
     th.ctx().task = t.parent;
     finish_part(t);

@@ -97,6 +97,8 @@ pub struct Task {
     pub priority: i32,
     /// A process-unique number (0 for implicit tasks).
     pub id: u64,
+    /// The task's number in the trace (0: not traced).
+    pub trace_id: u32,
     /// The generating task (null for implicit tasks).
     pub parent: *const Task,
     /// The implicit task this task descends from (itself for an implicit task).
@@ -176,6 +178,7 @@ impl Task {
             state: AtomicU32::new(State::Created as u32),
             priority: 0,
             id: 0,
+            trace_id: 0,
             parent: std::ptr::null(),
             root: std::ptr::null(),
             team: std::ptr::null(),
@@ -302,6 +305,7 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     t.flags = n.flags & 0xffff;
     t.id = n.id;
     t.home = block.home;
+    t.trace_id = oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize));
     t.parent = parent;
     t.root = parent.root;
     t.team = parent.team;
@@ -348,6 +352,9 @@ pub(crate) fn duplicate(src: &Task, cache: &BlockCache, id: u64) -> &'static Tas
     t.flags = src.flags;
     t.id = id;
     t.home = block.home;
+    // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
+    let routine = unsafe { (*src.kmp()).routine };
+    t.trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));
     t.parent = src.parent;
     t.root = src.root;
     t.team = src.team;
