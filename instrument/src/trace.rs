@@ -173,13 +173,11 @@ impl Trace {
                         }
                         running.push(i);
                     }
-                    b"PPe" => {
-                        if running.pop() != Some(i) {
-                            problems.push(format!(
-                                "{}: event {k}: task {i} ends but is not the task running here",
-                                t.path.display()
-                            ));
-                        }
+                    b"PPe" if running.pop() != Some(i) => {
+                        problems.push(format!(
+                            "{}: event {k}: task {i} ends but is not the task running here",
+                            t.path.display()
+                        ));
                     }
                     _ => {}
                 }
