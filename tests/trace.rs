@@ -111,6 +111,29 @@ fn worksharing_states_are_exact() {
         }
         assert_eq!(got, want, "thread {}", th.tid);
     }
+    // Worksharing begin/end events: per thread the static loop, the dynamic loop and, for the
+    // thread that ran it, the single, each a PQx/PQe pair of one declared type.
+    for th in &t.threads {
+        let ws: Vec<(bool, u32)> = th
+            .events
+            .iter()
+            .filter(|e| &e.mcv == b"PQx" || &e.mcv == b"PQe")
+            .map(|e| match &e.payload {
+                Payload::Raw(b) => (&e.mcv == b"PQx", u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                p => panic!("PQ payload {p:?}"),
+            })
+            .collect();
+        if ws.is_empty() {
+            continue;
+        }
+        let kinds = [0x5753_0001u32, 0x5753_0002];
+        let mut want = vec![(true, kinds[0]), (false, kinds[0]), (true, kinds[1]), (false, kinds[1])];
+        if ws.len() == 6 {
+            want.extend([(true, 0x5753_0004), (false, 0x5753_0004)]);
+        }
+        assert_eq!(ws, want, "thread {}", th.tid);
+        assert!(th.events.iter().any(|e| &e.mcv == b"POc"), "types declared on {}", th.tid);
+    }
     assert_eq!(members, 3, "three threads recorded worksharing");
     assert_eq!(chunks, 10, "dynamic,10 over 100 iterations is 10 chunks");
     assert_eq!(singles, 1, "one thread ran the single");

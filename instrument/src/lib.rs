@@ -115,6 +115,47 @@ pub trait Recorder: Send + Sync {
     fn task_execute(&self, _id: u32) {}
     /// The calling thread stops running task `id`.
     fn task_end(&self, _id: u32) {}
+    /// The calling thread begins (true) or ends its part of a worksharing construct.
+    fn worksharing(&self, _w: Worksharing, _begin: bool) {}
+}
+
+/// Kinds of worksharing constructs, for their begin/end events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Worksharing {
+    ForStatic = 1,
+    ForDynamic = 2,
+    Sections = 3,
+    Single = 4,
+    Distribute = 5,
+}
+
+impl Worksharing {
+    pub const fn label(self) -> &'static str {
+        match self {
+            Worksharing::ForStatic => "for (static)",
+            Worksharing::ForDynamic => "for (dynamic)",
+            Worksharing::Sections => "sections",
+            Worksharing::Single => "single",
+            Worksharing::Distribute => "distribute",
+        }
+    }
+}
+
+/// The calling thread begins its part of a worksharing construct.
+#[inline(always)]
+pub fn worksharing_begin(w: Worksharing) {
+    if enabled() {
+        recorder().worksharing(w, true)
+    }
+}
+
+/// The calling thread ends its part of a worksharing construct.
+#[inline(always)]
+pub fn worksharing_end(w: Worksharing) {
+    if enabled() {
+        recorder().worksharing(w, false)
+    }
 }
 
 static NEXT_TASK_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);

@@ -409,22 +409,7 @@ impl Recorder for OvniRecorder {
         // SAFETY: the thread's own stream (see `state`).
         let Some(st) = (unsafe { stream().as_ref() }) else { return };
         let (tid, label) = task_type(entry);
-        let new = DECLARED
-            .try_with(|d| {
-                let mut d = d.borrow_mut();
-                let new = !d.contains(&tid);
-                if new {
-                    d.push(tid);
-                }
-                new
-            })
-            .unwrap_or(false);
-        if new {
-            let mut b = tid.to_le_bytes().to_vec();
-            b.extend_from_slice(&label.as_bytes()[..label.len().min(250)]);
-            b.push(0);
-            append(st, *b"POc", Payload::Jumbo(b));
-        }
+        declare(st, tid, &label);
         let mut p = id.to_le_bytes().to_vec();
         p.extend_from_slice(&tid.to_le_bytes());
         append(st, *b"PPc", Payload::Raw(p));
@@ -440,5 +425,32 @@ impl Recorder for OvniRecorder {
         if let Some(st) = unsafe { stream().as_ref() } {
             append(st, *b"PPe", Payload::Raw(id.to_le_bytes().to_vec()));
         }
+    }
+    fn worksharing(&self, w: crate::Worksharing, begin: bool) {
+        // SAFETY: as above.
+        let Some(st) = (unsafe { stream().as_ref() }) else { return };
+        let tid = 0x5753_0000 | w as u32;
+        declare(st, tid, w.label());
+        append(st, if begin { *b"PQx" } else { *b"PQe" }, Payload::Raw(tid.to_le_bytes().to_vec()));
+    }
+}
+
+/// Declares type `tid` (`POc`) in the stream before its first use.
+fn declare(st: &Stream, tid: u32, label: &str) {
+    let new = DECLARED
+        .try_with(|d| {
+            let mut d = d.borrow_mut();
+            let new = !d.contains(&tid);
+            if new {
+                d.push(tid);
+            }
+            new
+        })
+        .unwrap_or(false);
+    if new {
+        let mut b = tid.to_le_bytes().to_vec();
+        b.extend_from_slice(&label.as_bytes()[..label.len().min(250)]);
+        b.push(0);
+        append(st, *b"POc", Payload::Jumbo(b));
     }
 }

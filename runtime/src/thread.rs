@@ -97,6 +97,8 @@ pub(crate) struct Context {
     pub(crate) cursor: crate::worksharing::dispatch::Cursor,
     /// Whether a dynamic-for chunk state is open (for instrumentation).
     pub(crate) chunk_open: bool,
+    /// A dispatched loop is in progress (for its worksharing begin/end events).
+    pub(crate) loop_open: bool,
     /// Worksharing constructs (loops, sections) this implicit task has started.
     pub(crate) ws_count: u32,
     /// Inside a `__kmpc_sections_init` / `__kmpc_end_sections` construct.
@@ -339,6 +341,7 @@ impl ThreadDesc {
                 singles: 0,
                 cursor: Default::default(),
                 chunk_open: false,
+                loop_open: false,
                 ws_count: 0,
                 sections_open: false,
                 doacross: None,

@@ -65,6 +65,7 @@ pub fn static_init(
     let chunked = matches!(base, 33 | 65 | DISTRIBUTE_CHUNKED | 45);
     th.ctx().ws_count += 1;
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
+    oxiomp_instrument::worksharing_begin(what.worksharing());
     match what {
         StaticKind::Loop => oxiomp_instrument::static_for_chunk_enter(),
         StaticKind::Sections => oxiomp_instrument::section_enter(),
@@ -79,6 +80,17 @@ pub fn static_fini(_th: Thread, what: StaticKind) {
         StaticKind::Loop => oxiomp_instrument::static_for_chunk_exit(),
         StaticKind::Sections => oxiomp_instrument::section_exit(),
         StaticKind::Distribute => oxiomp_instrument::distribute_exit(),
+    }
+    oxiomp_instrument::worksharing_end(what.worksharing());
+}
+
+impl StaticKind {
+    fn worksharing(self) -> oxiomp_instrument::Worksharing {
+        match self {
+            StaticKind::Loop => oxiomp_instrument::Worksharing::ForStatic,
+            StaticKind::Sections => oxiomp_instrument::Worksharing::Sections,
+            StaticKind::Distribute => oxiomp_instrument::Worksharing::Distribute,
+        }
     }
 }
 
@@ -127,6 +139,11 @@ pub fn team_static_init(th: Thread, lb: i128, ub: i128, incr: i128, chunk: i128)
 
 /// `__kmpc_dispatch_init_*`. Returns false (and starts nothing) for an unknown schedule.
 pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
+    if std::mem::replace(&mut th.ctx().loop_open, true) {
+        // The previous dispatched loop was left without draining it (cancellation).
+        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
+    }
+    oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::ForDynamic);
     oxiomp_instrument::dynamic_for_init_enter();
     let ok = match dispatch::kind_of(sched, th.icvs().run_sched) {
         Some((kind, over)) => {
@@ -162,6 +179,8 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     if c.is_some() {
         th.ctx().chunk_open = true;
         oxiomp_instrument::dynamic_for_chunk_enter();
+    } else if std::mem::take(&mut th.ctx().loop_open) {
+        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
     }
     c
 }
@@ -171,6 +190,9 @@ pub fn dispatch_deinit(th: Thread) {
     let ctx = th.ctx();
     if std::mem::take(&mut ctx.chunk_open) {
         oxiomp_instrument::dynamic_for_chunk_exit();
+    }
+    if std::mem::take(&mut th.ctx().loop_open) {
+        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
     }
     th.team().ring().leave(&mut th.ctx().cursor);
 }
