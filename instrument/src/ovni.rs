@@ -291,6 +291,31 @@ fn online_cpus() -> usize {
         .map_or(1, |last| last + 1)
 }
 
+/// Appends an event with a small payload (2..=16 bytes, here 4 or 8), stamped now, without
+/// allocating.
+#[inline]
+fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
+    if s.closed.load(Ordering::Relaxed) {
+        return;
+    }
+    debug_assert!((2..=16).contains(&payload.len()));
+    let len = s.len.load(Ordering::Relaxed);
+    let len = if len + FLUSH_MARGIN > s.buf.len() { flush(s) } else { len };
+    let clock = clock_ns();
+    let n = 12 + payload.len();
+    // SAFETY: only the owner writes, beyond `committed`, and the event fits (flush left at
+    // least FLUSH_MARGIN bytes).
+    unsafe {
+        let p = s.buf.as_ptr().add(len) as *mut u8;
+        std::ptr::write_unaligned(p as *mut [u8; 4], [(payload.len() - 1) as u8, mcv[0], mcv[1], mcv[2]]);
+        std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock.to_le_bytes());
+        std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(12), payload.len());
+    }
+    s.len.store(len + n, Ordering::Relaxed);
+    // Release: as in `append_plain`.
+    s.committed.store(len + n, Ordering::Release);
+}
+
 /// Appends an event without payload, stamped now: the hot path.
 #[inline]
 fn append_plain(s: &Stream, mcv: [u8; 3]) {
@@ -380,11 +405,16 @@ thread_local! {
     static DECLARED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The type number and label of tasks whose code is at `entry`.
-fn task_type(entry: usize) -> (u32, String) {
+/// The type number of tasks whose code is at `entry`.
+fn task_type(entry: usize) -> u32 {
     let mut h = (entry as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     h ^= h >> 29;
-    let id = (h as u32) | 1;
+    (h as u32) | 1
+}
+
+/// The label of tasks whose code is at `entry` (the symbol's name, when it has one).
+#[cold]
+fn task_label(entry: usize) -> String {
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the address and fills `info`; names point into the loaded
     // objects' string tables.
@@ -395,7 +425,7 @@ fn task_type(entry: usize) -> (u32, String) {
             String::from("?")
         }
     };
-    (id, format!("task {name} at {entry:#x}"))
+    format!("task {name} at {entry:#x}")
 }
 
 impl Recorder for OvniRecorder {
@@ -408,35 +438,38 @@ impl Recorder for OvniRecorder {
     fn task_created(&self, id: u32, entry: usize) {
         // SAFETY: the thread's own stream (see `state`).
         let Some(st) = (unsafe { stream().as_ref() }) else { return };
-        let (tid, label) = task_type(entry);
-        declare(st, tid, &label);
-        let mut p = id.to_le_bytes().to_vec();
-        p.extend_from_slice(&tid.to_le_bytes());
-        append(st, *b"PPc", Payload::Raw(p));
+        let tid = task_type(entry);
+        declare(st, tid, || task_label(entry));
+        let mut p = [0u8; 8];
+        p[..4].copy_from_slice(&id.to_le_bytes());
+        p[4..].copy_from_slice(&tid.to_le_bytes());
+        append_small(st, *b"PPc", &p);
     }
     fn task_execute(&self, id: u32) {
         // SAFETY: as above.
         if let Some(st) = unsafe { stream().as_ref() } {
-            append(st, *b"PPx", Payload::Raw(id.to_le_bytes().to_vec()));
+            append_small(st, *b"PPx", &id.to_le_bytes());
         }
     }
     fn task_end(&self, id: u32) {
         // SAFETY: as above.
         if let Some(st) = unsafe { stream().as_ref() } {
-            append(st, *b"PPe", Payload::Raw(id.to_le_bytes().to_vec()));
+            append_small(st, *b"PPe", &id.to_le_bytes());
         }
     }
     fn worksharing(&self, w: crate::Worksharing, begin: bool) {
         // SAFETY: as above.
         let Some(st) = (unsafe { stream().as_ref() }) else { return };
         let tid = 0x5753_0000 | w as u32;
-        declare(st, tid, w.label());
-        append(st, if begin { *b"PQx" } else { *b"PQe" }, Payload::Raw(tid.to_le_bytes().to_vec()));
+        declare(st, tid, || w.label().to_string());
+        append_small(st, if begin { *b"PQx" } else { *b"PQe" }, &tid.to_le_bytes());
     }
 }
 
-/// Declares type `tid` (`POc`) in the stream before its first use.
-fn declare(st: &Stream, tid: u32, label: &str) {
+/// Declares type `tid` (`POc`) in the stream before its first use; `label` is only computed
+/// then.
+#[inline]
+fn declare(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
     let new = DECLARED
         .try_with(|d| {
             let mut d = d.borrow_mut();
@@ -448,6 +481,7 @@ fn declare(st: &Stream, tid: u32, label: &str) {
         })
         .unwrap_or(false);
     if new {
+        let label = label();
         let mut b = tid.to_le_bytes().to_vec();
         b.extend_from_slice(&label.as_bytes()[..label.len().min(250)]);
         b.push(0);

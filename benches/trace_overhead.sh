@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# trace_overhead.sh - the cost of tracing: benches/overhead.c on oxiomp with tracing off and
+# with OMP_OVNI=1, interleaved per round, as ratios (goal: at most 1.1x).
+#
+# Usage: benches/trace_overhead.sh [--rounds N] [--threads T] [CONSTRUCT...]
+#   defaults: --rounds 3 --threads 2, constructs PARALLEL BARRIER FOR SINGLE CRITICAL
+#             DYNAMIC_1 PARALLEL_TASK
+# Output: a table on stdout and target/bench/trace-overhead.md.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+rounds=3
+threads=2
+constructs=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --rounds) rounds=${2:?}; shift 2 ;;
+    --threads) threads=${2:?}; shift 2 ;;
+    -*) echo "trace_overhead.sh: unknown option $1" >&2; exit 2 ;;
+    *) constructs+=("${1^^}"); shift ;;
+    esac
+done
+[ ${#constructs[@]} -gt 0 ] || constructs=(PARALLEL BARRIER FOR SINGLE CRITICAL DYNAMIC_1 PARALLEL_TASK)
+so=$ROOT/target/release/libomp.so
+[ -f "$so" ] || { echo "trace_overhead.sh: build first (cargo build --release)" >&2; exit 1; }
+B=target/bench
+mkdir -p "$B/oxiomp-lib"
+ln -sfn "$so" "$B/oxiomp-lib/libomp.so.5"
+clang-19 -fopenmp -O2 -o "$B/overhead-clang" benches/overhead.c
+export OMP_NUM_THREADS=$threads OMP_PROC_BIND=${OMP_PROC_BIND:-close} LD_LIBRARY_PATH=$ROOT/$B/oxiomp-lib
+tdir=$(mktemp -d)
+trap 'rm -rf "$tdir"' EXIT
+declare -A off on
+for ((r = 1; r <= rounds; r++)); do
+    for c in "${constructs[@]}"; do
+        v=$(env -u OMP_OVNI "$B/overhead-clang" "$c" 2>/dev/null | awk '{print $2}')
+        off[$c]+="$v "
+        v=$(OMP_OVNI=1 OVNI_TRACEDIR="$tdir/t" "$B/overhead-clang" "$c" 2>/dev/null | awk '{print $2}')
+        rm -rf "$tdir/t"
+        on[$c]+="$v "
+        echo "round $r/$rounds $c off ${off[$c]##* } on $v" >&2
+    done
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+{
+    echo "| construct | tracing off (us) | tracing on (us) | on / off |"
+    echo "|---|---:|---:|---:|"
+    for c in "${constructs[@]}"; do
+        a=$(echo "${off[$c]}" | median)
+        b=$(echo "${on[$c]}" | median)
+        echo "| $c | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", (a > 0) ? b / a : 0 }') |"
+    done
+} | tee "$B/trace-overhead.md"
