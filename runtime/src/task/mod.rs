@@ -38,7 +38,7 @@ use task::{
 };
 
 /// Ready tasks a creator may queue before it runs new ones at once.
-const CUTOFF: usize = 256;
+const CUTOFF: usize = 64;
 
 /// The calling thread's current task.
 #[inline]
