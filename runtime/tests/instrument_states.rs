@@ -4,30 +4,19 @@
 //! to fini, a single one "single" on the thread that ran it. (A process of its own: the
 //! recorder is process-wide.)
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::thread::ThreadId;
 
-use oxiomp_instrument::{Recorder, State, Subsystem};
+use oxiomp_instrument::{State, Subsystem};
 use oxiomp_runtime::worksharing::{self as ws, StaticKind};
 use oxiomp_runtime::{Thread, parallel, team};
 
-#[derive(Default)]
-struct Log(Mutex<HashMap<ThreadId, Vec<(bool, State)>>>);
-
-impl Recorder for Log {
-    fn push(&self, s: State) {
-        self.0.lock().unwrap().entry(std::thread::current().id()).or_default().push((true, s));
-    }
-    fn pop(&self, s: State) {
-        self.0.lock().unwrap().entry(std::thread::current().id()).or_default().push((false, s));
-    }
-}
-
 #[test]
 fn worksharing_states_are_exact() {
-    let log: &'static Log = Box::leak(Box::default());
-    assert!(oxiomp_instrument::install(log));
+    let log = common::install();
     let chunks: Mutex<HashMap<ThreadId, usize>> = Mutex::default();
     let singles: Mutex<HashMap<ThreadId, usize>> = Mutex::default();
     parallel(Some(3), |_| {

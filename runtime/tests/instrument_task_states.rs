@@ -3,25 +3,11 @@
 //! releases its dependences exactly once somewhere, and every state is balanced. (A process of
 //! its own: the recorder is process-wide.)
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::thread::ThreadId;
+mod common;
 
-use oxiomp_instrument::{Recorder, State, Subsystem};
+use oxiomp_instrument::{State, Subsystem};
 use oxiomp_runtime::task::{self, Access, Dep};
 use oxiomp_runtime::{Thread, parallel};
-
-#[derive(Default)]
-struct Log(Mutex<HashMap<ThreadId, Vec<(bool, State)>>>);
-
-impl Recorder for Log {
-    fn push(&self, s: State) {
-        self.0.lock().unwrap().entry(std::thread::current().id()).or_default().push((true, s));
-    }
-    fn pop(&self, s: State) {
-        self.0.lock().unwrap().entry(std::thread::current().id()).or_default().push((false, s));
-    }
-}
 
 fn task_states(events: &[(bool, State)]) -> Vec<(bool, State)> {
     events.iter().copied().filter(|(_, s)| s.subsystem() == Subsystem::Task).collect()
@@ -33,8 +19,7 @@ fn pair(s: State) -> [(bool, State); 2] {
 
 #[test]
 fn task_states_are_exact() {
-    let log: &'static Log = Box::leak(Box::default());
-    assert!(oxiomp_instrument::install(log));
+    let log = common::install();
 
     // One thread: each task runs as soon as it is submitted.
     let main_id = std::thread::current().id();
