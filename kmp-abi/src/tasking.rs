@@ -65,8 +65,7 @@ pub extern "C" fn __kmpc_omp_target_task_alloc(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task(_loc: *const Ident, gtid: i32, task: *mut KmpTask) -> i32 {
-    let th = Thread::from_gtid(gtid);
-    task::with_dep_buffer(th, |deps| task::submit(th, task_of(task), deps));
+    task::submit(Thread::from_gtid(gtid), task_of(task), &mut Vec::new());
     0
 }
 

@@ -101,18 +101,23 @@ fn system_alloc(l: Layout) -> *mut u8 {
     p
 }
 
-/// Gives back a block of `size` requested bytes, from any thread.
+/// Gives back a block of `size` requested bytes, from any thread; `mine` is the calling
+/// thread's cache when the caller knows it (else it is looked up).
 ///
 /// # Safety
-/// `b` came from [`BlockCache::alloc`] with this `size` and is no longer used.
-pub(crate) unsafe fn free(b: Block, size: usize) {
+/// `b` came from [`BlockCache::alloc`] with this `size` and is no longer used; `mine`, if
+/// given, is the calling thread's own cache.
+pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
     // SAFETY (all below): per the contract, the block is ours to give back.
     let Some(home) = (unsafe { b.home.as_ref() }) else {
         unsafe { std::alloc::dealloc(b.ptr, layout(size)) };
         return;
     };
     let c = class_of(size).expect("cached blocks have a class");
-    let mine = crate::thread::Thread::peek().is_some_and(|th| std::ptr::eq(th.desc().task_cache(), home));
+    let mine = match mine {
+        Some(c) => std::ptr::eq(c, home),
+        None => crate::thread::Thread::peek().is_some_and(|th| std::ptr::eq(th.desc().task_cache(), home)),
+    };
     if mine {
         // SAFETY: we are the owner.
         let local = unsafe { &mut (*home.local.get())[c] };

@@ -104,7 +104,7 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
         Err("the event was already fulfilled")
     } else {
         if prev & EVENT_BODY_DONE != 0 {
-            finish(t);
+            finish(t, None);
         }
         Ok(())
     };
@@ -315,25 +315,25 @@ fn execute(th: Thread, t: &'static Task) -> bool {
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
     }
-    finish_part(t);
+    finish_part(t, Some(th));
     true
 }
 
 /// One execution of `t` ended: complete it if it was the last part.
-fn finish_part(t: &'static Task) {
+fn finish_part(t: &'static Task, th: Option<Thread>) {
     // One part outstanding: ours, and only the running task could add another (it has
     // returned), so no read-modify-write is needed. Otherwise AcqRel: the completing thread
     // sees what every part did.
     if t.parts.load(Ordering::Acquire) == 1 {
         t.parts.store(0, Ordering::Relaxed);
-        complete(t);
+        complete(t, th);
     } else if t.parts.fetch_sub(1, Ordering::AcqRel) == 1 {
-        complete(t);
+        complete(t, th);
     }
 }
 
 /// The body of `t` is done: complete it, unless it waits for its detach event.
-fn complete(t: &'static Task) {
+fn complete(t: &'static Task, th: Option<Thread>) {
     if t.flags & flags::DETACHABLE != 0 {
         // AcqRel: pairs with `fulfill_event`.
         let prev = t.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
@@ -341,11 +341,11 @@ fn complete(t: &'static Task) {
             return;
         }
     }
-    finish(t);
+    finish(t, th);
 }
 
 /// Completes `t`: destructors, dependences, counts, then its own reference.
-fn finish(t: &'static Task) {
+fn finish(t: &'static Task, th: Option<Thread>) {
     run_destructors(t);
     t.state.store(State::Complete as u32, Ordering::Relaxed);
     // No more children can be generated: the map's references go.
@@ -357,7 +357,7 @@ fn finish(t: &'static Task) {
         oxiomp_instrument::task_releasing_deps_exit();
     }
     uncount(t);
-    release_ref(t);
+    task::release_ref_from(t, th.map(|th| th.desc().task_cache()));
 }
 
 /// Runs the destructors thunk of `t`'s privates, if the compiler gave one.
@@ -614,7 +614,7 @@ pub fn complete_if0(th: Thread, t: &'static Task) {
     oxiomp_instrument::task_end(t.trace_id);
     oxiomp_instrument::task_running_if0_exit();
     th.ctx().task = t.parent;
-    finish_part(t);
+    finish_part(t, Some(th));
 }
 
 /// `__kmpc_taskgroup`: opens a taskgroup in the current task.

@@ -418,6 +418,11 @@ pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
 
 /// Drops one reference on `t`; the last one frees it and drops its reference on its parent.
 pub(crate) fn release_ref(t: *const Task) {
+    release_ref_from(t, None)
+}
+
+/// As [`release_ref`], from a thread whose block cache is `mine` (saves looking it up).
+pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
     let mut t = t;
     // SAFETY: the caller holds one of the references, so `t` is alive until the decrement.
     while let Some(task) = unsafe { t.as_ref() } {
@@ -438,7 +443,7 @@ pub(crate) fn release_ref(t: *const Task) {
         // block, home null).
         unsafe {
             std::ptr::drop_in_place(t as *mut Task);
-            cache::free(Block { ptr: t as *mut u8, home }, size);
+            cache::free(Block { ptr: t as *mut u8, home }, size, mine);
         }
         t = parent;
     }
