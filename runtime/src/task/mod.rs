@@ -314,6 +314,9 @@ fn execute(th: Thread, t: &'static Task) -> bool {
     ctx.icvs = saved_icvs;
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
+        // A member of the same mutexinoutset group may have been put back meanwhile: a
+        // thread asleep in a wait must look again.
+        t.team().tasks().notify();
     }
     finish_part(t, Some(th));
     true
