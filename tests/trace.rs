@@ -132,8 +132,10 @@ fn worksharing_states_are_exact() {
             want.extend([(true, 0x5753_0004), (false, 0x5753_0004)]);
         }
         assert_eq!(ws, want, "thread {}", th.tid);
-        assert!(th.events.iter().any(|e| &e.mcv == b"POc"), "types declared on {}", th.tid);
     }
+    // Each construct type is declared once in the process (check() verified before use).
+    let declared = t.threads.iter().flat_map(|th| &th.events).filter(|e| &e.mcv == b"POc").count();
+    assert_eq!(declared, 3, "for (static), for (dynamic) and single declared once each");
     assert_eq!(members, 3, "three threads recorded worksharing");
     assert_eq!(chunks, 10, "dynamic,10 over 100 iterations is 10 chunks");
     assert_eq!(singles, 1, "one thread ran the single");
@@ -153,7 +155,9 @@ fn task_states_are_exact() {
     assert_eq!(count(b"PPc"), 40);
     assert_eq!(count(b"PPx"), 40);
     assert_eq!(count(b"PPe"), 40);
-    assert!(count(b"POc") >= 1, "the task types are declared");
+    // Two task types (the chain task and the free task) and the single construct, declared
+    // once each in the process.
+    assert_eq!(count(b"POc"), 3);
     // The creating thread: allocation (and the dependence check for chain tasks) for each
     // task, in creation order, then one taskwait (unless every task was done by then).
     let creator = t
@@ -283,6 +287,15 @@ fn bad_traces_are_rejected_with_the_reason() {
             .unwrap();
     assert!(p.iter().any(|m| m.contains("event 1: task 7 runs at 2 before it is created at 3")), "{p:?}");
     assert!(p.iter().any(|m| m.contains("event 3: task 8 ends but is not the task running here")), "{p:?}");
+    // A type declared twice in one process, and a task of an undeclared type.
+    let poc = |clock: u64, ty: u32| Event {
+        mcv: *b"POc",
+        clock,
+        payload: Payload::Jumbo([&ty.to_le_bytes()[..], b"t\0"].concat()),
+    };
+    let p = case("types", stream(&[ev(b"OHx", 1), poc(2, 5), poc(3, 5), task(b"PPc", 4, 9)])).unwrap();
+    assert!(p.iter().any(|m| m.contains("event 2: type 5 declared a second time in process 1")), "{p:?}");
+    assert!(p.iter().any(|m| m.contains("event 3: PPc uses type 1, not declared before")), "{p:?}");
     // A valid one passes.
     assert!(
         case("good", stream(&[ev(b"OHx", 1), ev(b"PBb", 2), ev(b"PBB", 3), ev(b"OHe", 4)]))

@@ -13,7 +13,7 @@ use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::format::{self, Event, Payload};
@@ -33,7 +33,14 @@ struct Stream {
     /// The file, and whether the stream is closed (no more writes, not even by the owner).
     file: Mutex<Option<File>>,
     closed: AtomicBool,
+    /// The states the thread is in (Paraver values, innermost last), so that a stream closed
+    /// while its thread is still inside some (a worker waiting for work at exit) ends them.
+    open: [AtomicU8; MAX_DEPTH],
+    depth: AtomicUsize,
 }
+
+/// States tracked per stream for closing.
+const MAX_DEPTH: usize = 64;
 
 // SAFETY: `buf` is written only by the owning thread, in bytes beyond `committed`; other
 // threads read only bytes below `committed` (Acquire, after the owner's Release), under
@@ -220,7 +227,18 @@ fn close(s: &Stream, owner: bool, in_signal: bool) {
         // Acquire: pairs with the owner's Release after each event.
         let end = if owner { s.len.load(Ordering::Relaxed) } else { s.committed.load(Ordering::Acquire) };
         let _ = file.write_all(&s.buf[..end]);
+        // End the states still open, innermost first, then the thread.
         let mut tail = [0u8; 16];
+        let depth = s.depth.load(Ordering::Relaxed).min(MAX_DEPTH);
+        for d in (0..depth).rev() {
+            let v = s.open[d].load(Ordering::Relaxed);
+            if let Some(st) = State::ALL.iter().find(|x| **x as u8 == v) {
+                let mut mcv = *st.ovni_mcv();
+                mcv[2] = format::end_code(mcv[2]);
+                let n = format::encode(&Event { mcv, clock: clock_ns(), payload: Payload::None }, &mut tail);
+                let _ = file.write_all(&tail[..n]);
+            }
+        }
         let n = format::encode(&Event { mcv: *b"OHe", clock: clock_ns(), payload: Payload::None }, &mut tail);
         let _ = file.write_all(&tail[..n]);
         let _ = file.flush();
@@ -266,6 +284,8 @@ fn open_stream() -> Option<Arc<Stream>> {
         committed: AtomicUsize::new(0),
         file: Mutex::new(Some(file)),
         closed: AtomicBool::new(false),
+        open: std::array::from_fn(|_| AtomicU8::new(0)),
+        depth: AtomicUsize::new(0),
     });
     o.streams.lock().ok()?.push(s.clone());
     append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: -1, tag: 0 });
@@ -395,13 +415,23 @@ impl OvniRecorder {
         }
         // SAFETY: the thread's own stream stays alive (an Arc in MINE and in the registry).
         if let Some(st) = unsafe { stream().as_ref() } {
+            // Relaxed: only the owner writes these; the closer reads them at exit.
+            let d = st.depth.load(Ordering::Relaxed);
+            if enter {
+                if d < MAX_DEPTH {
+                    st.open[d].store(s as u8, Ordering::Relaxed);
+                }
+                st.depth.store(d + 1, Ordering::Relaxed);
+            } else {
+                st.depth.store(d.saturating_sub(1), Ordering::Relaxed);
+            }
             append_plain(st, mcv);
         }
     }
 }
 
 thread_local! {
-    /// Task types this thread's stream has declared (`POc` precedes a type's first use).
+    /// Task and worksharing types this thread knows are declared in the process.
     static DECLARED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -470,21 +500,27 @@ impl Recorder for OvniRecorder {
 /// then.
 #[inline]
 fn declare(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
-    let new = DECLARED
-        .try_with(|d| {
-            let mut d = d.borrow_mut();
-            let new = !d.contains(&tid);
-            if new {
-                d.push(tid);
-            }
-            new
-        })
-        .unwrap_or(false);
-    if new {
+    let known = DECLARED.try_with(|d| d.borrow().contains(&tid)).unwrap_or(true);
+    if !known {
+        declare_slow(st, tid, label);
+    }
+}
+
+/// ovni's emulator keeps types per process and refuses a second declaration of the same id,
+/// so each type is declared once in the whole process: by the first thread to use it, under
+/// a lock, before it publishes the id (so every other thread's use comes later in time).
+#[cold]
+fn declare_slow(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
+    static TYPES: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+    if let Ok(mut all) = TYPES.lock()
+        && !all.contains(&tid)
+    {
         let label = label();
         let mut b = tid.to_le_bytes().to_vec();
         b.extend_from_slice(&label.as_bytes()[..label.len().min(250)]);
         b.push(0);
         append(st, *b"POc", Payload::Jumbo(b));
+        all.push(tid);
     }
+    let _ = DECLARED.try_with(|d| d.borrow_mut().push(tid));
 }

@@ -136,14 +136,56 @@ impl Trace {
         problems
     }
 
-    /// Every task is created (`PPc`) before it runs (`PPx`, in clock order across streams),
-    /// and ends (`PPe`) on the thread that runs it, after it started.
+    /// Every type is declared (`POc`) once per process, before it is used; every task is
+    /// created (`PPc`) before it runs (`PPx`, in clock order across streams), and ends (`PPe`)
+    /// on the thread that runs it, after it started.
     fn check_tasks(&self) -> Vec<String> {
         use std::collections::HashMap;
         let id = |e: &Event| match &e.payload {
             format::Payload::Raw(b) if b.len() >= 4 => Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
             _ => None,
         };
+        let mut problems = Vec::new();
+        // Types, per process: (declared at, stream).
+        let mut types: HashMap<(u32, u32), u64> = HashMap::new();
+        for t in &self.threads {
+            for (k, e) in t.events.iter().enumerate().filter(|(_, e)| &e.mcv == b"POc") {
+                let format::Payload::Jumbo(b) = &e.payload else { continue };
+                if b.len() < 4 {
+                    continue;
+                }
+                let ty = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                if types.insert((t.pid, ty), e.clock).is_some() {
+                    problems.push(format!(
+                        "{}: event {k}: type {ty} declared a second time in process {}",
+                        t.path.display(),
+                        t.pid
+                    ));
+                }
+            }
+        }
+        for t in &self.threads {
+            for (k, e) in t.events.iter().enumerate() {
+                let ty = match (&e.mcv, &e.payload) {
+                    (b"PPc", format::Payload::Raw(b)) if b.len() >= 8 => {
+                        u32::from_le_bytes([b[4], b[5], b[6], b[7]])
+                    }
+                    (b"PQx" | b"PQe", _) => match id(e) {
+                        Some(ty) => ty,
+                        None => continue,
+                    },
+                    _ => continue,
+                };
+                match types.get(&(t.pid, ty)) {
+                    Some(&c) if c <= e.clock => {}
+                    _ => problems.push(format!(
+                        "{}: event {k}: {} uses type {ty}, not declared before",
+                        t.path.display(),
+                        e.code()
+                    )),
+                }
+            }
+        }
         let mut created: HashMap<u32, u64> = HashMap::new();
         for t in &self.threads {
             for e in t.events.iter().filter(|e| &e.mcv == b"PPc") {
@@ -152,7 +194,6 @@ impl Trace {
                 }
             }
         }
-        let mut problems = Vec::new();
         for t in &self.threads {
             let mut running: Vec<u32> = Vec::new();
             for (k, e) in t.events.iter().enumerate() {
