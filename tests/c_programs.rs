@@ -11,6 +11,8 @@
 //!   stderr-contains=TEXT               required on stderr, on our library only
 //!   reference=skip                     do not run on Debian's libomp (a libomp bug)
 //!
+//! The LD_PRELOAD runs record a trace (`OMP_OVNI=1`), which must pass `oxiomp-trace check`.
+//!
 //! Before every run, the dynamic loader's own trace (LD_TRACE_LOADED_OBJECTS) with the very
 //! same environment must show our library as the only libomp in the process, and LD_BIND_NOW
 //! makes a missing symbol fail at start-up: nothing falls back silently to Debian's libomp.
@@ -188,7 +190,20 @@ fn run_c_test(name: &str) {
                 continue;
             }
             check_loaded_libomp(&exe, &d, n.as_deref(), rt);
-            let out = command(&exe, &d, n.as_deref(), rt, false).output().expect("run test program");
+            let mut cmd = command(&exe, &d, n.as_deref(), rt, false);
+            // The LD_PRELOAD runs are traced (unless the test sets tracing up itself): every
+            // trace the suite writes must pass `oxiomp-trace check`.
+            let trace_dir =
+                (rt == Runtime::Preload && !d.env.iter().any(|(k, _)| k == "OMP_OVNI")).then(|| {
+                    profile_dir()
+                        .join("ctests-traces")
+                        .join(format!("{name}-{}", n.as_deref().unwrap_or("x")))
+                });
+            if let Some(t) = &trace_dir {
+                let _ = std::fs::remove_dir_all(t);
+                cmd.env("OMP_OVNI", "1").env("OVNI_TRACEDIR", t);
+            }
+            let out = cmd.output().expect("run test program");
             let stderr = String::from_utf8_lossy(&out.stderr);
             let what = format!("{name} on {rt:?} with OMP_NUM_THREADS={}", n.as_deref().unwrap_or("(unset)"));
             if !out.status.success() {
@@ -202,6 +217,18 @@ fn run_c_test(name: &str) {
                     String::from_utf8_lossy(&out.stdout)
                 ));
                 continue;
+            }
+            if let Some(t) = &trace_dir {
+                match oxiomp_instrument::trace::Trace::read(t) {
+                    Ok(tr) => {
+                        let problems = tr.check();
+                        if !problems.is_empty() {
+                            failures.push(format!("{what}: trace check:\n{}", problems.join("\n")));
+                        }
+                    }
+                    Err(e) => failures.push(format!("{what}: trace unreadable: {e}")),
+                }
+                let _ = std::fs::remove_dir_all(t);
             }
             if rt != Runtime::Reference {
                 for want in &d.stderr_contains {

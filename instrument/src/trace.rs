@@ -186,11 +186,26 @@ impl Trace {
                 }
             }
         }
-        let mut created: HashMap<u32, u64> = HashMap::new();
+        // Task numbers are per process.
+        let mut created: HashMap<(u32, u32), u64> = HashMap::new();
         for t in &self.threads {
             for e in t.events.iter().filter(|e| &e.mcv == b"PPc") {
                 if let Some(i) = id(e) {
-                    created.insert(i, e.clock);
+                    created.insert((t.pid, i), e.clock);
+                }
+            }
+        }
+        for t in &self.threads {
+            // Worksharing constructs nest like states: PQe ends the innermost PQx.
+            let mut ws: Vec<u32> = Vec::new();
+            for (k, e) in t.events.iter().enumerate() {
+                match (&e.mcv, id(e)) {
+                    (b"PQx", Some(ty)) => ws.push(ty),
+                    (b"PQe", Some(ty)) if ws.pop() != Some(ty) => problems.push(format!(
+                        "{}: event {k}: worksharing of type {ty} ends but is not the innermost one",
+                        t.path.display()
+                    )),
+                    _ => {}
                 }
             }
         }
@@ -200,7 +215,7 @@ impl Trace {
                 let Some(i) = id(e) else { continue };
                 match &e.mcv {
                     b"PPx" => {
-                        match created.get(&i) {
+                        match created.get(&(t.pid, i)) {
                             Some(&c) if c <= e.clock => {}
                             Some(&c) => problems.push(format!(
                                 "{}: event {k}: task {i} runs at {} before it is created at {c}",

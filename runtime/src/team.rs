@@ -307,6 +307,7 @@ impl Team {
         // SAFETY: the job's data stays valid until the join, which waits for this call to
         // return on every member; `run` was paired with that data by whoever built the job.
         unsafe { (self.job.run)(self.job.data, th.gtid(), tid) };
+        crate::worksharing::end_left_loop(th);
         oxiomp_instrument::user_microtask_exit();
     }
 
@@ -341,6 +342,7 @@ pub fn fork(th: Thread, req: ForkRequest) {
         serialized_begin_with(th, req.ident, req.job.entry);
         // SAFETY: as in `Team::run_member`: the data outlives this call.
         unsafe { (req.job.run)(req.job.data, th.gtid(), 0) };
+        crate::worksharing::end_left_loop(th);
         serialized_end(th);
         return;
     }
@@ -563,6 +565,7 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
     }
     let job =
         Job { run: run_league_member, data: &league as *const League as *const (), entry: req.job.entry };
+    oxiomp_instrument::fork_call_enter();
     run_team(th, nteams, ProcBind::False, ForkRequest { job, ident: req.ident }, false);
 }
 
@@ -585,6 +588,7 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
     };
     // SAFETY: as in `Team::run_member`.
     unsafe { (league.user.run)(league.user.data, gtid, 0) };
+    crate::worksharing::end_left_loop(th);
     t.finish_tasks(th);
     th.ctx().restore(saved);
 }

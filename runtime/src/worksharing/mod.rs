@@ -65,6 +65,7 @@ pub fn static_init(
     let chunked = matches!(base, 33 | 65 | DISTRIBUTE_CHUNKED | 45);
     th.ctx().ws_count += 1;
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
+    end_left_loop(th);
     oxiomp_instrument::worksharing_begin(what.worksharing());
     match what {
         StaticKind::Loop => oxiomp_instrument::static_for_chunk_enter(),
@@ -139,10 +140,8 @@ pub fn team_static_init(th: Thread, lb: i128, ub: i128, incr: i128, chunk: i128)
 
 /// `__kmpc_dispatch_init_*`. Returns false (and starts nothing) for an unknown schedule.
 pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
-    if std::mem::replace(&mut th.ctx().loop_open, true) {
-        // The previous dispatched loop was left without draining it (cancellation).
-        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
-    }
+    end_left_loop(th);
+    th.ctx().loop_open = true;
     oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::ForDynamic);
     oxiomp_instrument::dynamic_for_init_enter();
     let ok = match dispatch::kind_of(sched, th.icvs().run_sched) {
@@ -167,6 +166,19 @@ pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk
     };
     oxiomp_instrument::dynamic_for_init_exit();
     ok
+}
+
+/// A dispatched loop this thread left without draining it (cancellation skips the drain and
+/// `__kmpc_dispatch_deinit`) ends, for the trace, where the next worksharing construct begins.
+#[inline]
+pub(crate) fn end_left_loop(th: Thread) {
+    let ctx = th.ctx();
+    if std::mem::take(&mut ctx.chunk_open) {
+        oxiomp_instrument::dynamic_for_chunk_exit();
+    }
+    if std::mem::take(&mut ctx.loop_open) {
+        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
+    }
 }
 
 /// `__kmpc_dispatch_next_*`: the next chunk, or None when the thread is done with the loop.
