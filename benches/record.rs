@@ -6,7 +6,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 fn record(c: &mut Criterion) {
     if std::env::var_os("OXIOMP_BENCH_TRACING_OFF").is_none() {
-        let dir = std::env::temp_dir().join(format!("oxiomp-bench-trace-{}", std::process::id()));
+        let base = std::env::var_os("OXIOMP_BENCH_TRACEDIR")
+            .map_or_else(std::env::temp_dir, std::path::PathBuf::from);
+        let dir = base.join(format!("oxiomp-bench-trace-{}", std::process::id()));
         oxiomp_instrument::ovni::start(&dir).expect("trace directory");
         // Open the thread's stream outside the measurement.
         oxiomp_instrument::barrier_plain_enter();
