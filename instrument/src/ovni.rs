@@ -445,6 +445,7 @@ fn task_type(entry: usize) -> u32 {
 /// The label of tasks whose code is at `entry` (the symbol's name, when it has one).
 #[cold]
 fn task_label(entry: usize) -> String {
+    // SAFETY: Dl_info is a plain C struct of pointers, valid when zeroed.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the address and fills `info`; names point into the loaded
     // objects' string tables.

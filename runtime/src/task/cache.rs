@@ -124,6 +124,7 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
         if local.len() < LOCAL_MAX {
             local.push(b.ptr);
         } else {
+            // SAFETY: the block came from the system with this class's layout.
             unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
         }
         return;

@@ -214,6 +214,7 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
         let id = oxiomp_instrument::task_created(r as usize);
         oxiomp_instrument::task_running_enter();
         oxiomp_instrument::task_execute(id);
+        // SAFETY: as above: the compiler's entry for this task layout.
         unsafe { r(th.gtid(), kt) };
         oxiomp_instrument::task_end(id);
         oxiomp_instrument::task_running_exit();
@@ -304,6 +305,7 @@ fn execute(th: Thread, t: &'static Task) -> bool {
         if let Some(r) = unsafe { (*kt).routine } {
             oxiomp_instrument::task_running_enter();
             oxiomp_instrument::task_execute(t.trace_id);
+            // SAFETY: as above: the compiler's entry for this task layout.
             unsafe { r(th.gtid(), kt) };
             oxiomp_instrument::task_end(t.trace_id);
             oxiomp_instrument::task_running_exit();
