@@ -311,6 +311,9 @@ fn online_cpus() -> usize {
         .map_or(1, |last| last + 1)
 }
 
+// `Stream::len` is only touched by the owning thread (Relaxed); `committed` publishes the
+// bytes to other threads (Release, read with Acquire under the stream's lock).
+
 /// Appends an event with a small payload (2..=16 bytes, here 4 or 8), stamped now, without
 /// allocating.
 #[inline]

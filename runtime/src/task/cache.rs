@@ -130,6 +130,7 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
         return;
     }
     let node = b.ptr as *mut FreeBlock;
+    // Relaxed: only a guess for the CAS below, which re-reads on failure.
     let mut head = home.remote[c].load(Ordering::Relaxed);
     loop {
         // SAFETY: the block is free and at least pointer-sized.

@@ -132,6 +132,7 @@ impl Reduction {
             let found = it.spec.shar as usize == a
                 || it.spec.orig as usize == a
                 || it.copies.iter().any(|c| {
+                    // Acquire: pairs with the Release store of a lazily made copy.
                     let p = c.load(Ordering::Acquire) as usize;
                     p != 0 && a >= p && a < p + it.spec.size.max(1)
                 });
@@ -139,6 +140,7 @@ impl Reduction {
                 continue;
             }
             let slot = &it.copies[(tid as usize).min(it.copies.len() - 1)];
+            // Acquire: as above.
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
                 return Some(p as *mut c_void);

@@ -122,6 +122,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         schedule(th, t);
         return;
     }
+    // Relaxed: not shared yet; the queue hand-over publishes it.
     t.parts.store(1, Ordering::Relaxed);
     if t.flags & flags::PRIORITY != 0 {
         // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
@@ -257,6 +258,9 @@ fn schedule(th: Thread, t: &'static Task) {
         oxiomp_instrument::task_scheduling_exit();
     }
 }
+
+// `Task::state` is written with Relaxed stores throughout: it is a label for debuggers and
+// checks, never used to synchronise.
 
 /// A task whose dependences are satisfied (called by whoever released the last one).
 pub(crate) fn make_ready(t: &'static Task) {
@@ -639,6 +643,7 @@ pub fn taskgroup_end(th: Thread) {
         return;
     };
     oxiomp_instrument::taskgroup_enter();
+    // Acquire: pairs with the completions' SeqCst decrements (their effects are visible).
     if g.count.load(Ordering::Acquire) != 0 {
         constrained(th, || wait_until(th, &|| g.count.load(Ordering::Acquire) == 0));
     }

@@ -127,6 +127,7 @@ impl TaskPool {
             match p.0.peek() {
                 Some(top) if allowed(top.task) => return p.0.pop().map(|x| x.task),
                 Some(_) => {}
+                // Relaxed: a hint (see `push`), under the heap's lock.
                 None => self.has_prio.store(false, Ordering::Relaxed),
             }
         }
@@ -201,6 +202,8 @@ impl TaskPool {
         if !cond() && !self.has_work() {
             futex::wait(&self.epoch, e);
         }
+        // Relaxed: the count only tells notifiers whether to wake; a stale non-zero value
+        // costs one spurious wake-up.
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
     }
 
