@@ -216,6 +216,17 @@ fn sigterm_inside_a_region_leaves_a_valid_trace() {
     }
 }
 
+#[test]
+fn a_forked_child_leaves_the_parents_trace_alone() {
+    let (t, _) = traced_run("trace_fork", "2", true);
+    // Only the parent's process, its two threads, each stream ending once.
+    assert!(t.threads.iter().all(|th| th.pid == t.threads[0].pid));
+    assert_eq!(t.threads.len(), 2);
+    for th in &t.threads {
+        assert_eq!(th.events.iter().filter(|e| &e.mcv == b"OHe").count(), 1, "thread {}", th.tid);
+    }
+}
+
 fn write_stream(dir: &Path, bytes: &[u8]) -> PathBuf {
     let p = dir.join("loom.x/proc.1/thread.1");
     std::fs::create_dir_all(&p).unwrap();

@@ -213,6 +213,12 @@ fn recorder() -> &'static dyn Recorder {
     *RECORDER.get().expect("instrument: enabled without a recorder")
 }
 
+/// Stops recording in this process (a child made by `fork` must not write into its parent's
+/// streams).
+pub(crate) fn disable() {
+    ENABLED.store(false, Ordering::Relaxed);
+}
+
 /// Installs the process-wide recorder. Returns false if one was installed already.
 pub fn install(recorder: &'static dyn Recorder) -> bool {
     if RECORDER.set(recorder).is_err() {

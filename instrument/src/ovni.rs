@@ -68,6 +68,9 @@ struct CloseAtExit;
 
 impl Drop for CloseAtExit {
     fn drop(&mut self) {
+        if FORKED.load(Ordering::Relaxed) {
+            return;
+        }
         let _ = FAST.try_with(|f| f.set(std::ptr::null()));
         if let Ok(Some(s)) = MINE.try_with(|m| m.borrow_mut().take()) {
             close(&s, true, false);
@@ -155,7 +158,19 @@ pub fn start(dir: &Path) -> Result<(), String> {
     // SAFETY: registering a plain extern "C" function.
     unsafe { libc::atexit(close_all_at_exit) };
     install_signal_handlers();
+    // SAFETY: registering a plain extern "C" function to run in fork children.
+    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
     Ok(())
+}
+
+/// Set in a child made by `fork`: the streams are the parent's, left alone.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// A forked child stops recording and never writes the parent's streams (its own trace would
+/// need a new process directory; a child that execs starts afresh anyway).
+extern "C" fn after_fork_in_child() {
+    FORKED.store(true, Ordering::Relaxed);
+    crate::disable();
 }
 
 /// The dispositions SIGINT and SIGTERM had before ours (restored before re-raising).
@@ -206,6 +221,9 @@ extern "C" fn close_all_at_exit() {
 /// Closes every stream. From a signal handler (`in_signal`) no lock is waited for: a stream
 /// whose owner is flushing at that instant is skipped rather than deadlocked on.
 fn close_all(in_signal: bool) {
+    if FORKED.load(Ordering::Relaxed) {
+        return;
+    }
     if let Some(o) = OVNI.get() {
         let streams = if in_signal { o.streams.try_lock().ok() } else { o.streams.lock().ok() };
         let Some(streams) = streams else { return };
