@@ -474,6 +474,44 @@ pub fn colour(s: State) -> &'static str {
     }
 }
 
+/// Columns of a lane: each column is drawn in the state that took most of its time, so a
+/// picture of millions of intervals stays small (at most this many rectangles per lane).
+const COLUMNS: usize = 2000;
+
+/// A lane as runs of columns: (first column, number of columns, state), for the columns in
+/// which some state was innermost for at least a third of the column's time.
+fn lane_runs(iv: &[Interval], t0: u64, span: f64, columns: usize) -> Vec<(usize, usize, State)> {
+    let mut per_col: Vec<[f64; 32]> = vec![[0.0; 32]; columns];
+    let col_ns = span / columns as f64;
+    for i in iv {
+        let b = (i.begin - t0) as f64;
+        let e = (i.end - t0) as f64;
+        let first = ((b / col_ns) as usize).min(columns - 1);
+        let last = ((e / col_ns) as usize).min(columns - 1);
+        for (c, col) in per_col.iter_mut().enumerate().take(last + 1).skip(first) {
+            let lo = b.max(c as f64 * col_ns);
+            let hi = e.min((c + 1) as f64 * col_ns);
+            if hi > lo {
+                col[i.state as usize] += hi - lo;
+            }
+        }
+    }
+    let mut runs: Vec<(usize, usize, State)> = Vec::new();
+    for (c, col) in per_col.iter().enumerate() {
+        let (best, t) =
+            col.iter().enumerate().fold((0, 0.0), |acc, (k, &t)| if t > acc.1 { (k, t) } else { acc });
+        if t < col_ns / 3.0 {
+            continue;
+        }
+        let Some(st) = State::ALL.iter().copied().find(|s| *s as usize == best) else { continue };
+        match runs.last_mut() {
+            Some(r) if r.2 == st && r.0 + r.1 == c => r.1 += 1,
+            _ => runs.push((c, 1, st)),
+        }
+    }
+    runs
+}
+
 /// An SVG timeline: one lane per thread coloured by the innermost state, a time axis and a
 /// legend of the states that occur.
 pub fn svg(trace: &Trace) -> String {
@@ -501,15 +539,15 @@ pub fn svg(trace: &Trace) -> String {
             "<rect x=\"{left}\" y=\"{y}\" width=\"{width}\" height=\"{}\" fill=\"#f4f4f4\"/>",
             lane - 4.0
         );
-        for i in iv {
-            let x = left + (i.begin - t0) as f64 / span * width;
-            let w = ((i.end - i.begin) as f64 / span * width).max(0.3);
+        for (col, cols, st) in lane_runs(iv, t0, span, COLUMNS) {
+            let x = left + col as f64 * width / COLUMNS as f64;
+            let w = cols as f64 * width / COLUMNS as f64;
             let _ = writeln!(
                 o,
                 "<rect x=\"{x:.2}\" y=\"{y}\" width=\"{w:.2}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
                 lane - 4.0,
-                colour(i.state),
-                i.state.label()
+                colour(st),
+                st.label()
             );
         }
     }
@@ -552,6 +590,25 @@ pub fn svg(trace: &Trace) -> String {
 mod tests {
     use super::*;
     use crate::format::Payload;
+
+    #[test]
+    fn lanes_merge_columns_by_dominant_state() {
+        let iv = [
+            Interval { state: State::UserMicrotask, begin: 0, end: 50, depth: 1 },
+            Interval { state: State::BarrierPlain, begin: 50, end: 52, depth: 2 },
+            Interval { state: State::UserMicrotask, begin: 52, end: 100, depth: 1 },
+        ];
+        // 10 columns of 10 ns: the 2 ns barrier does not dominate its column.
+        assert_eq!(lane_runs(&iv, 0, 100.0, 10), vec![(0, 10, State::UserMicrotask)]);
+        let iv = [
+            Interval { state: State::UserMicrotask, begin: 0, end: 40, depth: 1 },
+            Interval { state: State::BarrierPlain, begin: 40, end: 100, depth: 2 },
+        ];
+        assert_eq!(
+            lane_runs(&iv, 0, 100.0, 10),
+            vec![(0, 4, State::UserMicrotask), (4, 6, State::BarrierPlain)]
+        );
+    }
 
     fn ev(mcv: &[u8; 3], clock: u64) -> Event {
         Event { mcv: *mcv, clock, payload: Payload::None }
