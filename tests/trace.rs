@@ -15,6 +15,22 @@ fn profile_dir() -> PathBuf {
     exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
 }
 
+/// A directory holding only `libomp.so.5` -> our library (made once: tests run in parallel).
+fn lib_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let so = profile_dir().join("libomp.so");
+        assert!(so.exists(), "{} missing: build the library first (cargo build)", so.display());
+        let libdir = profile_dir().join("trace-tests/lib");
+        std::fs::create_dir_all(&libdir).unwrap();
+        let link = libdir.join("libomp.so.5");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&so, &link).unwrap();
+        libdir
+    })
+    .clone()
+}
+
 /// Builds `tests/trace/<name>.c`, runs it on our library with tracing into a fresh
 /// directory, and reads the trace.
 fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
@@ -30,13 +46,7 @@ fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
         .output()
         .expect("clang-19 (install it: scripts/setup.sh)");
     assert!(out.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&out.stderr));
-    let so = profile_dir().join("libomp.so");
-    assert!(so.exists(), "{} missing: build the library first (cargo build)", so.display());
-    let libdir = dir.join("lib");
-    std::fs::create_dir_all(&libdir).unwrap();
-    let link = libdir.join("libomp.so.5");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(&so, &link).unwrap();
+    let libdir = lib_dir();
     let tdir = dir.join(format!("{name}-{threads}.ovni"));
     let _ = std::fs::remove_dir_all(&tdir);
     let mut c = Command::new("timeout");
