@@ -325,28 +325,54 @@ pub fn summary(trace: &Trace) -> String {
 }
 
 /// Paraver `.prv`, `.pcf` and `.row` contents: one row per thread, the innermost state as
-/// event type 50 with ovni's OpenMP values (0 when none).
+/// event type 50 with ovni's OpenMP values (0 when none), and the running task's number as
+/// event type 52 (0 when none), as ovni's emulator numbers them.
 pub fn paraver(trace: &Trace) -> (String, String, String) {
     let (t0, t1) = trace.span();
     let n = trace.threads.len();
     let mut prv = format!("#Paraver (01/01/1970 at 00:00):{}_ns:1({n}):1:1({n}:1)\n", t1 - t0);
-    let mut recs: Vec<(u64, usize, u8)> = Vec::new();
+    // (time, row, event type, value)
+    let mut recs: Vec<(u64, usize, u32, u64)> = Vec::new();
     for (k, iv) in trace.intervals().iter().enumerate() {
         let mut cur_end = None;
         for i in iv {
             if cur_end.is_some_and(|e| e < i.begin) {
-                recs.push((cur_end.unwrap_or(0), k, 0));
+                recs.push((cur_end.unwrap_or(0), k, 50, 0));
             }
-            recs.push((i.begin, k, i.state as u8));
+            recs.push((i.begin, k, 50, i.state as u64));
             cur_end = Some(i.end);
         }
         if let Some(e) = cur_end {
-            recs.push((e, k, 0));
+            recs.push((e, k, 50, 0));
         }
     }
-    recs.sort_by_key(|r| (r.0, r.1));
-    for (time, k, v) in recs {
-        let _ = writeln!(prv, "2:{}:1:1:{}:{}:50:{v}", k + 1, k + 1, time - t0);
+    for (k, t) in trace.threads.iter().enumerate() {
+        // The running task, innermost first: a task run inside another one shows until it
+        // ends, then the outer one again.
+        let mut running: Vec<u64> = Vec::new();
+        for e in &t.events {
+            let id = match &e.payload {
+                format::Payload::Raw(b) if b.len() >= 4 => {
+                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64
+                }
+                _ => continue,
+            };
+            match &e.mcv {
+                b"PPx" => {
+                    running.push(id);
+                    recs.push((e.clock, k, 52, id));
+                }
+                b"PPe" => {
+                    running.pop();
+                    recs.push((e.clock, k, 52, running.last().copied().unwrap_or(0)));
+                }
+                _ => {}
+            }
+        }
+    }
+    recs.sort_by_key(|r| (r.0, r.1, r.2));
+    for (time, k, ty, v) in recs {
+        let _ = writeln!(prv, "2:{}:1:1:{}:{}:{ty}:{v}", k + 1, k + 1, time - t0);
     }
     let mut pcf =
         String::from("DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\n\n");
@@ -354,6 +380,7 @@ pub fn paraver(trace: &Trace) -> (String, String, String) {
     for s in State::ALL {
         let _ = writeln!(pcf, "{:<6} {}", *s as u8, s.label());
     }
+    pcf.push_str("\nEVENT_TYPE\n0    52    OpenMP task ID (oxiomp)\n");
     let mut row = format!("LEVEL THREAD SIZE {n}\n");
     for t in &trace.threads {
         let _ = writeln!(row, "THREAD {}.{}", t.pid, t.tid);
@@ -590,6 +617,37 @@ pub fn svg(trace: &Trace) -> String {
 mod tests {
     use super::*;
     use crate::format::Payload;
+
+    #[test]
+    fn paraver_records_state_and_running_task() {
+        let raw = |id: u32| Payload::Raw(id.to_le_bytes().to_vec());
+        let evs = vec![
+            ev(b"OHx", 100),
+            ev(b"PT[", 110),
+            Event { mcv: *b"PPx", clock: 110, payload: raw(7) },
+            Event { mcv: *b"PPe", clock: 150, payload: raw(7) },
+            ev(b"PT]", 150),
+            ev(b"OHe", 160),
+        ];
+        let t = Trace {
+            threads: vec![ThreadStream {
+                loom: "l".into(),
+                pid: 1,
+                tid: 2,
+                path: PathBuf::from("x"),
+                events: evs,
+                truncated_at: None,
+            }],
+        };
+        let (prv, pcf, row) = paraver(&t);
+        assert_eq!(
+            prv.lines().skip(1).collect::<Vec<_>>(),
+            vec!["2:1:1:1:1:10:50:19", "2:1:1:1:1:10:52:7", "2:1:1:1:1:50:50:0", "2:1:1:1:1:50:52:0"]
+        );
+        assert!(prv.starts_with("#Paraver (01/01/1970 at 00:00):60_ns:1(1):1:1(1:1)"));
+        assert!(pcf.contains("19     Task: running task") && pcf.contains("52    OpenMP task ID"));
+        assert_eq!(row, "LEVEL THREAD SIZE 1\nTHREAD 1.2\n");
+    }
 
     #[test]
     fn lanes_merge_columns_by_dominant_state() {
