@@ -296,6 +296,7 @@ c_tests! {
     task_deps_scale,
     task_deps_taskwait_only,
     task_detach,
+    task_icvs,
     task_priority,
     task_reduction,
     task_stress,

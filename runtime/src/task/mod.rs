@@ -65,6 +65,7 @@ pub fn alloc(
         sizeof_task,
         sizeof_shareds,
         routine,
+        icvs: th.ctx().icvs,
     });
     oxiomp_instrument::task_allocation_exit();
     t.kmp()
@@ -206,7 +207,7 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
 pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     let ctx = th.ctx();
     let prev = std::mem::replace(&mut ctx.task, t);
-    let saved_icvs = ctx.icvs;
+    let saved_icvs = enter_icvs(ctx, t);
     let kt = t.kmp();
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
@@ -224,6 +225,13 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     ctx.task = prev;
     ctx.icvs = saved_icvs;
     run_destructors(t);
+}
+
+/// Switches the thread's context to task `t`'s ICVs; returns the ones to restore after it.
+#[inline]
+fn enter_icvs(ctx: &mut crate::thread::Context, t: &Task) -> crate::icv::Icvs {
+    let mine = t.icvs.get().unwrap_or(ctx.icvs);
+    std::mem::replace(&mut ctx.icvs, mine)
 }
 
 /// Counts a block `run_in_place` will use (once, before its first body).
@@ -300,7 +308,7 @@ fn execute(th: Thread, t: &'static Task) -> bool {
     };
     let ctx = th.ctx();
     let prev = std::mem::replace(&mut ctx.task, t);
-    let saved_icvs = ctx.icvs;
+    let saved_icvs = enter_icvs(ctx, t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
     if !cancelled {
         let kt = t.kmp();
@@ -317,6 +325,8 @@ fn execute(th: Thread, t: &'static Task) -> bool {
     }
     let ctx = th.ctx();
     ctx.task = prev;
+    // An untied task's next part goes on with what this part set.
+    t.icvs.set(Some(ctx.icvs));
     ctx.icvs = saved_icvs;
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
@@ -622,7 +632,12 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
 pub fn complete_if0(th: Thread, t: &'static Task) {
     oxiomp_instrument::task_end(t.trace_id);
     oxiomp_instrument::task_running_if0_exit();
-    th.ctx().task = t.parent;
+    let ctx = th.ctx();
+    ctx.task = t.parent;
+    // The undeferred task ran in the generating task's context: what it set dies with it.
+    if let Some(i) = t.icvs.get() {
+        ctx.icvs = i;
+    }
     finish_part(t, Some(th));
 }
 

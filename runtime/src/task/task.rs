@@ -134,6 +134,10 @@ pub struct Task {
     /// The dependence map of this task's children (created on first use). Only the thread
     /// executing the task touches it.
     pub(crate) child_deps: UnsafeCell<Option<Box<DepMap>>>,
+    /// The task's data-environment ICVs: a copy of its generating task's at creation (explicit
+    /// tasks; implicit tasks keep theirs in the thread's context). Touched only by the thread
+    /// that creates or runs the task.
+    pub(crate) icvs: Cell<Option<crate::icv::Icvs>>,
     /// mutexinoutset locks the task holds while it runs (sorted), if any.
     pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
     /// Children completed, incremented by whoever completes one (`taskwait` waits until it
@@ -196,6 +200,7 @@ impl Task {
             dep: DepNode::new(),
             cur_group: Cell::new(std::ptr::null()),
             child_deps: UnsafeCell::new(None),
+            icvs: Cell::new(None),
             mutexes: UnsafeCell::new(None),
             completed: AtomicU32::new(0),
             retired: AtomicU32::new(0),
@@ -291,6 +296,8 @@ pub(crate) struct NewTask<'a> {
     pub sizeof_task: usize,
     pub sizeof_shareds: usize,
     pub routine: Option<Routine>,
+    /// The generating task's ICVs.
+    pub icvs: crate::icv::Icvs,
 }
 
 /// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
@@ -305,6 +312,7 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     t.flags = n.flags & 0xffff;
     t.id = n.id;
     t.home = block.home;
+    t.icvs = Cell::new(Some(n.icvs));
     t.trace_id = oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize));
     t.parent = parent;
     t.root = parent.root;
@@ -352,6 +360,7 @@ pub(crate) fn duplicate(src: &Task, cache: &BlockCache, id: u64) -> &'static Tas
     t.flags = src.flags;
     t.id = id;
     t.home = block.home;
+    t.icvs = Cell::new(src.icvs.get());
     // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
     let routine = unsafe { (*src.kmp()).routine };
     t.trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));
