@@ -17,42 +17,15 @@
 //! same environment must show our library as the only libomp in the process, and LD_BIND_NOW
 //! makes a missing symbol fail at start-up: nothing falls back silently to Debian's libomp.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+
+use common::{clean_env, lib, profile_dir};
 
 const CLANG: &str = "clang-19";
 const TIMEOUT_SECS: &str = "120";
-
-/// The directory of the test executable's profile (`target/<profile>`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
-}
-
-struct Lib {
-    /// Our library, `target/<profile>/libomp.so`.
-    so: PathBuf,
-    /// A directory holding only `libomp.so.5` → our library.
-    dir: PathBuf,
-}
-
-fn lib() -> &'static Lib {
-    static LIB: OnceLock<Lib> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let so =
-            std::env::var_os("OXIOMP_LIB").map_or_else(|| profile_dir().join("libomp.so"), PathBuf::from);
-        let so = so.canonicalize().unwrap_or_else(|_| {
-            panic!("our library {} is missing: build it first (cargo build)", so.display())
-        });
-        let dir = profile_dir().join("oxiomp-ld");
-        std::fs::create_dir_all(&dir).unwrap();
-        let link = dir.join("libomp.so.5");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&so, &link).unwrap();
-        Lib { so, dir }
-    })
-}
 
 #[derive(Default, Debug)]
 struct Directives {
@@ -128,11 +101,7 @@ fn command(exe: &Path, d: &Directives, threads: Option<&str>, rt: Runtime, direc
         c.arg(exe);
         c
     };
-    for (k, _) in std::env::vars() {
-        if k.starts_with("OMP_") || k.starts_with("KMP_") || k.starts_with("LD_") || k.starts_with("OVNI") {
-            c.env_remove(k);
-        }
-    }
+    clean_env(&mut c);
     if let Some(n) = threads {
         c.env("OMP_NUM_THREADS", n);
     }

@@ -3,33 +3,16 @@
 //! exactly, `oxiomp-trace check` rules hold, and hand-made bad traces are rejected with the
 //! right message.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::{clean_env, lib, profile_dir};
 
 use oxiomp_instrument::format::{self, Event, Payload};
 use oxiomp_instrument::trace::{self, Trace};
 use oxiomp_instrument::{State, Subsystem};
-
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf()
-}
-
-/// A directory holding only `libomp.so.5` -> our library (made once: tests run in parallel).
-fn lib_dir() -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let so = profile_dir().join("libomp.so");
-        assert!(so.exists(), "{} missing: build the library first (cargo build)", so.display());
-        let libdir = profile_dir().join("trace-tests/lib");
-        std::fs::create_dir_all(&libdir).unwrap();
-        let link = libdir.join("libomp.so.5");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&so, &link).unwrap();
-        libdir
-    })
-    .clone()
-}
 
 /// Builds `tests/trace/<name>.c`, runs it on our library with tracing into a fresh
 /// directory, and reads the trace.
@@ -46,21 +29,17 @@ fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
         .output()
         .expect("clang-19 (install it: scripts/setup.sh)");
     assert!(out.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&out.stderr));
-    let libdir = lib_dir();
+    let libdir = &lib().dir;
     let tdir = dir.join(format!("{name}-{threads}.ovni"));
     let _ = std::fs::remove_dir_all(&tdir);
     let mut c = Command::new("timeout");
     c.args(["-k", "5", "60"]).arg(&exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("OMP_") || k.starts_with("KMP_") || k.starts_with("LD_") || k.starts_with("OVNI") {
-            c.env_remove(k);
-        }
-    }
+    clean_env(&mut c);
     let st = c
         .env("OMP_OVNI", "1")
         .env("OVNI_TRACEDIR", &tdir)
         .env("OMP_NUM_THREADS", threads)
-        .env("LD_LIBRARY_PATH", &libdir)
+        .env("LD_LIBRARY_PATH", libdir)
         .env("LD_BIND_NOW", "1")
         .status()
         .unwrap();

@@ -49,6 +49,16 @@ impl Event {
     pub fn code(&self) -> String {
         String::from_utf8_lossy(&self.mcv).into_owned()
     }
+
+    /// The little-endian u32 at byte `at` of a normal payload (task and type numbers).
+    pub fn payload_u32(&self, at: usize) -> Option<u32> {
+        match &self.payload {
+            Payload::Raw(b) if b.len() >= at + 4 => {
+                Some(u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The end code of a state's begin code (`[` -> `]`, lower -> upper case).

@@ -332,50 +332,30 @@ fn online_cpus() -> usize {
 // `Stream::len` is only touched by the owning thread (Relaxed); `committed` publishes the
 // bytes to other threads (Release, read with Acquire under the stream's lock).
 
-/// Appends an event with a small payload (2..=16 bytes, here 4 or 8), stamped now, without
-/// allocating.
+/// Appends an event with no payload or a small one (2..=16 bytes), stamped now, without
+/// allocating: the hot path.
 #[inline]
 fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
     if s.closed.load(Ordering::Relaxed) {
         return;
     }
-    debug_assert!((2..=16).contains(&payload.len()));
+    debug_assert!(payload.is_empty() || (2..=16).contains(&payload.len()));
     let len = s.len.load(Ordering::Relaxed);
     let len = if len + FLUSH_MARGIN > s.buf.len() { flush(s) } else { len };
     let clock = clock_ns();
+    let size_code = payload.len().saturating_sub(1) as u8;
     let n = 12 + payload.len();
     // SAFETY: only the owner writes, beyond `committed`, and the event fits (flush left at
     // least FLUSH_MARGIN bytes).
     unsafe {
         let p = s.buf.as_ptr().add(len) as *mut u8;
-        std::ptr::write_unaligned(p as *mut [u8; 4], [(payload.len() - 1) as u8, mcv[0], mcv[1], mcv[2]]);
+        std::ptr::write_unaligned(p as *mut [u8; 4], [size_code, mcv[0], mcv[1], mcv[2]]);
         std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock.to_le_bytes());
         std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(12), payload.len());
     }
     s.len.store(len + n, Ordering::Relaxed);
-    // Release: as in `append_plain`.
-    s.committed.store(len + n, Ordering::Release);
-}
-
-/// Appends an event without payload, stamped now: the hot path.
-#[inline]
-fn append_plain(s: &Stream, mcv: [u8; 3]) {
-    if s.closed.load(Ordering::Relaxed) {
-        return;
-    }
-    let len = s.len.load(Ordering::Relaxed);
-    let len = if len + FLUSH_MARGIN > s.buf.len() { flush(s) } else { len };
-    let clock = clock_ns();
-    // SAFETY: only the owner writes, beyond `committed`, and 12 bytes fit (flush left at
-    // least MAX_EVENT).
-    unsafe {
-        let p = s.buf.as_ptr().add(len) as *mut u8;
-        std::ptr::write_unaligned(p as *mut [u8; 4], [0, mcv[0], mcv[1], mcv[2]]);
-        std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock.to_le_bytes());
-    }
-    s.len.store(len + 12, Ordering::Relaxed);
     // Release: the bytes of the event are visible to whoever reads `committed`.
-    s.committed.store(len + 12, Ordering::Release);
+    s.committed.store(len + n, Ordering::Release);
 }
 
 /// Appends one event, stamped now, to the owner's buffer, flushing it first if it is nearly
@@ -446,7 +426,7 @@ impl OvniRecorder {
             } else {
                 st.depth.store(d.saturating_sub(1), Ordering::Relaxed);
             }
-            append_plain(st, mcv);
+            append_small(st, mcv, &[]);
         }
     }
 }

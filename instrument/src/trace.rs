@@ -111,9 +111,6 @@ impl Trace {
                 }
                 if &e.mcv == b"OHe" {
                     ended = true;
-                    if !stack.is_empty() && !t.events.iter().any(|e| &e.mcv == b"OF[") {
-                        // A worker still in its loop at exit is normal; report nothing.
-                    }
                 }
                 if let Some((s, enter)) = state_of(&e.mcv) {
                     if enter {
@@ -141,10 +138,7 @@ impl Trace {
     /// on the thread that runs it, after it started.
     fn check_tasks(&self) -> Vec<String> {
         use std::collections::HashMap;
-        let id = |e: &Event| match &e.payload {
-            format::Payload::Raw(b) if b.len() >= 4 => Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            _ => None,
-        };
+        let id = |e: &Event| e.payload_u32(0);
         let mut problems = Vec::new();
         // Types, per process: (declared at, stream).
         let mut types: HashMap<(u32, u32), u64> = HashMap::new();
@@ -166,16 +160,12 @@ impl Trace {
         }
         for t in &self.threads {
             for (k, e) in t.events.iter().enumerate() {
-                let ty = match (&e.mcv, &e.payload) {
-                    (b"PPc", format::Payload::Raw(b)) if b.len() >= 8 => {
-                        u32::from_le_bytes([b[4], b[5], b[6], b[7]])
-                    }
-                    (b"PQx" | b"PQe", _) => match id(e) {
-                        Some(ty) => ty,
-                        None => continue,
-                    },
-                    _ => continue,
+                let ty = match &e.mcv {
+                    b"PPc" => e.payload_u32(4),
+                    b"PQx" | b"PQe" => e.payload_u32(0),
+                    _ => None,
                 };
+                let Some(ty) = ty else { continue };
                 match types.get(&(t.pid, ty)) {
                     Some(&c) if c <= e.clock => {}
                     _ => problems.push(format!(
@@ -351,12 +341,7 @@ pub fn paraver(trace: &Trace) -> (String, String, String) {
         // ends, then the outer one again.
         let mut running: Vec<u64> = Vec::new();
         for e in &t.events {
-            let id = match &e.payload {
-                format::Payload::Raw(b) if b.len() >= 4 => {
-                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64
-                }
-                _ => continue,
-            };
+            let Some(id) = e.payload_u32(0).map(u64::from) else { continue };
             match &e.mcv {
                 b"PPx" => {
                     running.push(id);
@@ -428,10 +413,7 @@ pub fn chrome(trace: &Trace) -> String {
         for e in &t.events {
             if &e.mcv == b"PPx" || &e.mcv == b"PPe" {
                 let ts = (e.clock - t0) as f64 / 1e3;
-                let id = match &e.payload {
-                    format::Payload::Raw(b) if b.len() >= 4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                    _ => 0,
-                };
+                let id = e.payload_u32(0).unwrap_or(0);
                 push(if &e.mcv == b"PPx" {
                     format!(
                         "{{\"ph\":\"B\",\"name\":\"task {id}\",\"cat\":\"task\",\"pid\":{},\"tid\":{},\"ts\":{ts:.3},\"args\":{{\"task\":{id}}}}}",

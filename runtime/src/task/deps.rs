@@ -276,16 +276,9 @@ impl DepMap {
                 Access::InOutSet => GroupKind::Set,
                 Access::MutexInOutSet => GroupKind::Mutex,
                 _ => {
-                    // out / inout.
-                    if e.group.is_empty() {
-                        if let Some(l) = &e.last {
-                            add_edge(l.get(), t);
-                        }
-                    } else {
-                        for g in e.group.drain(..) {
-                            add_edge(g.get(), t);
-                        }
-                    }
+                    // out / inout: after everything so far.
+                    e.follow(t);
+                    e.group.clear();
                     e.last = Some(NodeRef::new(t));
                     e.mutex = None;
                     continue;

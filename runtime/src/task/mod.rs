@@ -120,7 +120,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     // task re-queueing itself shares `parts` with its ending execution (AcqRel).
     if t.parts.load(Ordering::Relaxed) != 0 {
         t.parts.fetch_add(1, Ordering::AcqRel);
-        schedule(th, t);
+        schedule(th, t, may_defer(th, t));
         return;
     }
     // Relaxed: not shared yet; the queue hand-over publishes it.
@@ -132,7 +132,8 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         // SAFETY: the task is not shared yet (it is queued below).
         unsafe { (*t_mut).priority = p.clamp(0, crate::query::max_task_priority()) };
     }
-    if deps.is_empty() && t.flags & (flags::TIED | flags::DETACHABLE) == flags::TIED && !may_defer(th, t) {
+    let defer = may_defer(th, t);
+    if deps.is_empty() && t.flags & (flags::TIED | flags::DETACHABLE) == flags::TIED && !defer {
         // Runs to completion right here (the cut-off): like an undeferred task, it needs no
         // count but for its own children's sake.
         spawn_undeferred(t);
@@ -148,7 +149,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
             return;
         }
     }
-    schedule(th, t);
+    schedule(th, t, defer);
 }
 
 /// Runs `f` with the thread's reusable dependence buffer (empty), so that converting a
@@ -205,26 +206,33 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
 /// Runs the body of `t` on the calling thread now, as an included task that is not counted
 /// and not completed: a taskloop reuses one block for the chunks it runs in place.
 pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
+    // Each chunk run in place is a task of its own in the trace.
+    // SAFETY: the task's own kmp_task_t.
+    let id = oxiomp_instrument::task_created(unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize));
+    run_body(th, t, id, true);
+    run_destructors(t);
+}
+
+/// Runs `t`'s body (when `run`) on this thread as its current task, with the task's ICVs;
+/// returns the ICVs the body left behind, and restores the thread's own.
+fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool) -> crate::icv::Icvs {
     let ctx = th.ctx();
     let prev = std::mem::replace(&mut ctx.task, t);
     let saved_icvs = enter_icvs(ctx, t);
     let kt = t.kmp();
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
-    if let Some(r) = unsafe { (*kt).routine } {
-        // Each chunk run in place is a task of its own in the trace.
-        let id = oxiomp_instrument::task_created(r as usize);
+    if run && let Some(r) = unsafe { (*kt).routine } {
         oxiomp_instrument::task_running_enter();
-        oxiomp_instrument::task_execute(id);
+        oxiomp_instrument::task_execute(trace_id);
         // SAFETY: as above: the compiler's entry for this task layout.
         unsafe { r(th.gtid(), kt) };
-        oxiomp_instrument::task_end(id);
+        oxiomp_instrument::task_end(trace_id);
         oxiomp_instrument::task_running_exit();
     }
     let ctx = th.ctx();
     ctx.task = prev;
-    ctx.icvs = saved_icvs;
-    run_destructors(t);
+    std::mem::replace(&mut ctx.icvs, saved_icvs)
 }
 
 /// Switches the thread's context to task `t`'s ICVs; returns the ones to restore after it.
@@ -248,12 +256,13 @@ pub(crate) fn discard_after_run(t: &'static Task) {
     release_ref(t);
 }
 
-/// Runs a ready task now or queues it on the calling thread's deque.
-fn schedule(th: Thread, t: &'static Task) {
+/// Runs a ready task now (`defer` false: the cut-off) or queues it on the calling thread's
+/// deque.
+fn schedule(th: Thread, t: &'static Task, defer: bool) {
     let team = th.team();
     let pool = team.tasks();
     let tid = th.tid();
-    if !may_defer(th, t) {
+    if !defer {
         execute(th, t);
     } else {
         oxiomp_instrument::task_scheduling_enter();
@@ -306,28 +315,10 @@ fn execute(th: Thread, t: &'static Task) -> bool {
         let g = unsafe { t.group.as_ref() };
         g.is_some_and(|g| g.is_cancelled()) || (t.team().cancelled(true, 0) && crate::query::cancellation())
     };
-    let ctx = th.ctx();
-    let prev = std::mem::replace(&mut ctx.task, t);
-    let saved_icvs = enter_icvs(ctx, t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
-    if !cancelled {
-        let kt = t.kmp();
-        // SAFETY: the routine and task come from the compiler's alloc; the routine takes
-        // (gtid, task).
-        if let Some(r) = unsafe { (*kt).routine } {
-            oxiomp_instrument::task_running_enter();
-            oxiomp_instrument::task_execute(t.trace_id);
-            // SAFETY: as above: the compiler's entry for this task layout.
-            unsafe { r(th.gtid(), kt) };
-            oxiomp_instrument::task_end(t.trace_id);
-            oxiomp_instrument::task_running_exit();
-        }
-    }
-    let ctx = th.ctx();
-    ctx.task = prev;
+    let left = run_body(th, t, t.trace_id, !cancelled);
     // An untied task's next part goes on with what this part set.
-    t.icvs.set(Some(ctx.icvs));
-    ctx.icvs = saved_icvs;
+    t.icvs.set(Some(left));
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
         // A member of the same mutexinoutset group may have been put back meanwhile: a
@@ -769,7 +760,7 @@ pub fn reduction_modifier_fini(th: Thread) {
 /// A task body in Rust, boxed in the task's privates.
 type Body = Box<dyn FnOnce() + Send>;
 
-unsafe extern "C" fn run_body(_gtid: i32, kt: *mut KmpTask) -> i32 {
+unsafe extern "C" fn run_rust_body(_gtid: i32, kt: *mut KmpTask) -> i32 {
     // SAFETY: `spawn` wrote a `Body` right after the `kmp_task_t`; a task runs once, so the
     // box is taken exactly once.
     unsafe {
@@ -783,7 +774,7 @@ unsafe extern "C" fn run_body(_gtid: i32, kt: *mut KmpTask) -> i32 {
 /// safe entry point for Rust code and tests (the compiler's path is `alloc` + `submit`).
 pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
     let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<Body>();
-    let kt = alloc(th, flags::TIED, size, 0, Some(run_body));
+    let kt = alloc(th, flags::TIED, size, 0, Some(run_rust_body));
     // SAFETY: the task was allocated with room for a `Body` after its `kmp_task_t`, 8-aligned.
     unsafe { std::ptr::write((kt as *mut u8).add(std::mem::size_of::<KmpTask>()) as *mut Body, Box::new(f)) };
     // SAFETY: `kt` is the task just allocated.
