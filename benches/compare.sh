@@ -5,7 +5,8 @@
 #   defaults: --rounds 5 --threads 2, constructs PARALLEL BARRIER
 #   ALL as a construct name expands to every construct overhead.c knows.
 #
-# Builds benches/overhead.c twice into target/bench/:
+# Builds benches/overhead.c twice into target/bench/, both linking the same
+# benches/delay.c object (so both time the same delay machine code):
 #   overhead-clang  (clang-19 -fopenmp: needs libomp.so.5)  = binary "A"
 #   overhead-gcc    (gcc -fopenmp: libgomp)                 = binary "G"
 # and, every round, runs each construct interleaved as
@@ -66,8 +67,10 @@ A=$BENCH/overhead-clang
 G=$BENCH/overhead-gcc
 command -v clang-19 >/dev/null || die "clang-19 not found"
 command -v gcc >/dev/null || die "gcc not found"
-clang-19 -fopenmp -O2 -o "$A" benches/overhead.c || die "clang-19 build failed"
-gcc -fopenmp -O2 -o "$G" benches/overhead.c || die "gcc build failed"
+# delay() is one object file shared by both binaries (see benches/delay.c).
+gcc -O2 -c -o "$BENCH/delay.o" benches/delay.c || die "gcc build of delay.c failed"
+clang-19 -fopenmp -O2 -o "$A" benches/overhead.c "$BENCH/delay.o" || die "clang-19 build failed"
+gcc -fopenmp -O2 -o "$G" benches/overhead.c "$BENCH/delay.o" || die "gcc build failed"
 
 LIBDIR=$BENCH/oxiomp-lib
 mkdir -p "$LIBDIR"

@@ -61,16 +61,8 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* EPCC's delay: a dependent float add chain the compiler can neither
- * vectorise (no -ffast-math) nor drop (the result is tested). Purely
- * thread-local: no shared writes that would add cache-line traffic. */
-__attribute__((noinline)) static void delay(int length) {
-    float a = 0.0f;
-    for (int i = 0; i < length; i++)
-        a += (float)i;
-    if (a < 0)
-        printf("%f\n", a);
-}
+/* EPCC's delay, in delay.c: one object file linked into every binary. */
+void delay(int length);
 
 /* Delay length for delay_us. EPCC grows the length by 10% until a call takes
  * delay_us, which on a shared 2-core VM is easily fooled by one preemption

@@ -26,7 +26,8 @@ so=$ROOT/target/release/libomp.so
 B=target/bench
 mkdir -p "$B/oxiomp-lib"
 ln -sfn "$so" "$B/oxiomp-lib/libomp.so.5"
-clang-19 -fopenmp -O2 -o "$B/overhead-clang" benches/overhead.c
+gcc -O2 -c -o "$B/delay.o" benches/delay.c
+clang-19 -fopenmp -O2 -o "$B/overhead-clang" benches/overhead.c "$B/delay.o"
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=${OMP_PROC_BIND:-close} LD_LIBRARY_PATH=$ROOT/$B/oxiomp-lib
 tdir=$(mktemp -d)
 trap 'rm -rf "$tdir"' EXIT

@@ -8,6 +8,8 @@
 //! checker.
 
 pub mod barrier;
+#[cfg(not(loom))]
+mod current;
 pub(crate) mod sync;
 
 #[cfg(not(loom))]

@@ -12,20 +12,13 @@
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::futex;
+use crate::sync::wait::Spin;
 
 const MARK: u32 = 0x6c6f_0000; // "lo"
 const UNLOCKED: u32 = MARK;
 const LOCKED: u32 = MARK | 1;
 const CONTENDED: u32 = MARK | 2;
 const DESTROYED: u32 = 0xdead_0000;
-/// Polls of a contended lock before the waiter yields, when the runtime has more busy
-/// threads than CPUs (the holder may need our CPU).
-const SPINS: u32 = 100;
-/// The same when every busy thread has a CPU (about 20 to 50 microseconds).
-const SPINS_RUNNING: u32 = 10_000;
-/// Yields before the waiter sleeps.
-const YIELDS: u32 = 16;
-
 /// Misuse of a lock routine: the text says what was wrong.
 pub type LockMisuse = &'static str;
 
@@ -113,27 +106,26 @@ impl LockWord {
 }
 
 /// The contended path of the three-state mutex whose unlocked value is `unlocked` (locked is
-/// `unlocked | 1`, contended `unlocked | 2`): spin (when the machine is not oversubscribed:
-/// the holder is running, and a short critical section ends within microseconds), then yield
-/// a few times, then sleep on the futex. Sleeping is what makes a lock slow: a sleeper leaves
-/// CONTENDED behind, and every later release pays a futex wake-up.
+/// `unlocked | 1`, contended `unlocked | 2`): spin, then yield, for the block time (the
+/// runtime's one spin schedule, [`Spin`]), then sleep on the futex. Sleeping is what makes a
+/// lock slow: a sleeper leaves CONTENDED behind, and every later release pays a futex
+/// wake-up; a waiter that spins costs the holder nothing but the cache line.
 #[cold]
 fn lock_contended(state: &AtomicU32, unlocked: u32) {
-    let try_take = || {
-        state.load(Ordering::Relaxed) == unlocked
-            && state.compare_exchange(unlocked, unlocked | 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
-    };
-    let spins = if crate::sync::WaitPolicy::oversubscribed() { SPINS } else { SPINS_RUNNING };
-    for _ in 0..spins {
-        std::hint::spin_loop();
-        if try_take() {
-            return;
+    let mut spin = Spin::new();
+    loop {
+        for _ in 0..Spin::POLLS {
+            if state.load(Ordering::Relaxed) == unlocked
+                && state
+                    .compare_exchange(unlocked, unlocked | 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return;
+            }
+            std::hint::spin_loop();
         }
-    }
-    for _ in 0..YIELDS {
-        std::thread::yield_now();
-        if try_take() {
-            return;
+        if !spin.idle_round() {
+            break;
         }
     }
     // Acquire: pairs with the Release swap in `unlock_raw`; CONTENDED tells the holder to wake us.

@@ -11,10 +11,12 @@ use crate::thread::Thread;
 /// Misuse of a routine: the text says what was wrong.
 pub type Misuse = &'static str;
 
+#[inline]
 pub fn num_threads() -> i32 {
     Thread::current().team().nthreads as i32
 }
 
+#[inline]
 pub fn thread_num() -> i32 {
     Thread::current().tid() as i32
 }
@@ -23,6 +25,7 @@ pub fn max_threads() -> i32 {
     Thread::current().icvs().nthreads as i32
 }
 
+#[inline]
 pub fn in_parallel() -> bool {
     Thread::current().team().active_level > 0
 }

@@ -1,10 +1,11 @@
 //! Thread descriptors, the thread-local pointer to the current one, initial (root) threads and
 //! the worker main loop.
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 
 use crossbeam_utils::CachePadded;
 
+use crate::current;
 use crate::icv::{Icvs, ProcBind};
 use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
@@ -178,7 +179,6 @@ impl Context {
 }
 
 thread_local! {
-    static CURRENT: Cell<*const ThreadDesc> = const { Cell::new(std::ptr::null()) };
     static ROOT_EXIT: RootExit = const { RootExit };
 }
 
@@ -187,7 +187,7 @@ struct RootExit;
 
 impl Drop for RootExit {
     fn drop(&mut self) {
-        let p = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+        let p = current::get();
         // SAFETY: descriptors are never freed; this is the owning thread, at its exit.
         if let Some(desc) = unsafe { p.as_ref() } {
             let ctx = desc.ctx();
@@ -211,35 +211,31 @@ impl Thread {
     /// The calling thread; a thread the runtime does not know yet becomes a new initial thread.
     #[inline]
     pub fn current() -> Thread {
-        let p = CURRENT.with(|c| c.get());
-        // SAFETY: CURRENT only ever holds a leaked (never freed) descriptor of this thread.
+        let p = current::get();
+        // SAFETY: the slot only ever holds a leaked (never freed) descriptor of this thread.
         match unsafe { p.as_ref() } {
             Some(desc) => Thread { desc, _not_send: std::marker::PhantomData },
             None => Self::register_initial(),
         }
     }
 
-    /// The calling thread, found by the gtid the compiler passes back to the runtime (which
-    /// gave it to this very thread): a table load instead of a thread-local lookup. Falls back
-    /// to [`Thread::current`] for a gtid the runtime never handed out.
+    /// The calling thread, which the compiler names by the gtid the runtime gave it. The
+    /// thread-local slot is two loads (see `current.rs`), cheaper than the gtid table; debug
+    /// builds check that the gtid is the caller's.
     #[inline]
     pub fn from_gtid(gtid: i32) -> Thread {
-        match Runtime::get().thread(gtid) {
-            Some(desc) => {
-                debug_assert!(
-                    std::ptr::eq(desc, Thread::current().desc),
-                    "gtid {gtid} is not the calling thread's"
-                );
-                Thread { desc, _not_send: std::marker::PhantomData }
-            }
-            None => Thread::current(),
-        }
+        let me = Thread::current();
+        debug_assert!(
+            Runtime::get().thread(gtid).is_none_or(|d| std::ptr::eq(d, me.desc)),
+            "gtid {gtid} is not the calling thread's"
+        );
+        me
     }
 
     /// The calling thread if the runtime knows it (never registers a new one).
     #[inline]
     pub fn peek() -> Option<Thread> {
-        let p = CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+        let p = current::get();
         // SAFETY: as in `current`.
         unsafe { p.as_ref() }.map(|desc| Thread { desc, _not_send: std::marker::PhantomData })
     }
@@ -251,7 +247,7 @@ impl Thread {
         let desc = ThreadDesc::leak_new(1, s.icvs);
         let gtid = rt.register(desc);
         // SAFETY: not yet shared with anyone else; gtid is written once before publication
-        // through CURRENT and the registry (whose Release store made the pointer visible).
+        // through the current-thread slot and the registry (whose Release store made the pointer visible).
         unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
         let root_team = Box::leak(Team::new_root(gtid, &desc.cg_threads));
         let ctx = desc.ctx();
@@ -262,7 +258,7 @@ impl Thread {
         if ctx.icvs.bind != ProcBind::False {
             ctx.bind(ctx.icvs.partition_start);
         }
-        CURRENT.with(|c| c.set(desc));
+        current::set(desc);
         ROOT_EXIT.with(|_| {});
         rt.adjust_busy(1);
         Thread { desc, _not_send: std::marker::PhantomData }
@@ -431,7 +427,7 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
 }
 
 fn worker_main(desc: &'static ThreadDesc) {
-    CURRENT.with(|c| c.set(desc));
+    current::set(desc);
     // SAFETY: writing our own os_tid before anyone reads it for display (racy reads by a
     // debugger are tolerated).
     unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).os_tid = libc::gettid() };

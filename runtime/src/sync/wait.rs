@@ -67,8 +67,60 @@ impl WaitPolicy {
     }
 }
 
-/// Polls of the pure-spin phase (about 2 to 5 microseconds).
-const PURE_SPINS: u32 = 2000;
+/// Rounds of the pure-spin phase (2000 polls: about 2 to 5 microseconds).
+#[cfg(not(loom))]
+const PURE_ROUNDS: u32 = 2000 / Spin::POLLS;
+
+/// The spin schedule of every waiter in the runtime (epochs, locks): the caller polls its
+/// condition [`Spin::POLLS`] times per round and reports each fruitless round here.
+///
+/// Phase 1, a short pure spin (a few microseconds), is where a barrier, a join or a short
+/// critical section between running threads completes; it is skipped when the runtime knows
+/// it has more busy threads than CPUs (the thread we wait for may need our CPU). Phase 2, until
+/// the block time (`KMP_BLOCKTIME`) is used up, yields the CPU between rounds (every round when
+/// oversubscribed, every 8th otherwise), so that the awaited thread runs even when the machine
+/// is oversubscribed by threads we do not know about. Then the caller parks.
+#[cfg(not(loom))]
+pub(crate) struct Spin {
+    rounds: u32,
+    start: Option<Instant>,
+}
+
+#[cfg(not(loom))]
+impl Spin {
+    /// Polls of the condition per round.
+    pub(crate) const POLLS: u32 = 16;
+
+    #[inline]
+    pub(crate) fn new() -> Self {
+        Spin { rounds: 0, start: None }
+    }
+
+    /// The waiter found work to do: the budget starts over.
+    pub(crate) fn restart(&mut self) {
+        *self = Spin::new();
+    }
+
+    /// The waiter woke from parking without its condition: spin again, without phase 1.
+    pub(crate) fn restart_parked(&mut self) {
+        *self = Spin { rounds: PURE_ROUNDS, start: None };
+    }
+
+    /// One round of polls found nothing; spins, yields or says (false) that the caller should
+    /// park now.
+    pub(crate) fn idle_round(&mut self) -> bool {
+        self.rounds = self.rounds.saturating_add(1);
+        let oversubscribed = WaitPolicy::oversubscribed();
+        if self.rounds <= PURE_ROUNDS && !oversubscribed {
+            return true;
+        }
+        let start = *self.start.get_or_insert_with(Instant::now);
+        if oversubscribed || self.rounds.is_multiple_of(8) {
+            std::thread::yield_now();
+        }
+        start.elapsed() < Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed))
+    }
+}
 
 /// `value` has reached `target` in wrapping epoch order.
 #[inline(always)]
@@ -150,54 +202,22 @@ impl EpochFlag {
     #[cfg(not(loom))]
     #[cold]
     fn wait_slow(&self, target: u32, help: &mut dyn FnMut() -> bool) {
-        // Phase 1: a short pure spin (a few microseconds), which is where a barrier or join
-        // between running threads completes; `help` is offered work every 16 polls. Skipped
-        // when the runtime knows it has more busy threads than CPUs: the thread we wait for
-        // may need our CPU.
-        if !WaitPolicy::oversubscribed() {
-            let mut polls = 0;
-            while polls < PURE_SPINS {
-                for _ in 0..16 {
-                    if reached(self.load(), target) {
-                        return;
-                    }
-                    std::hint::spin_loop();
-                }
-                polls += 16;
-                if help() {
-                    polls = 0;
-                }
-            }
-        }
-        // Phase 2: until the block time is used up, poll, offer work to `help`, and yield
-        // the CPU between short spins (every round when oversubscribed, every 8th otherwise),
-        // so that the awaited thread runs even when the machine is oversubscribed by threads
-        // we do not know about; then phase 3: park.
-        let budget = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
-        let mut start = Instant::now();
-        let mut idle_rounds = 0u32;
+        let mut spin = Spin::new();
         loop {
-            for _ in 0..16 {
+            for _ in 0..Spin::POLLS {
                 if reached(self.load(), target) {
                     return;
                 }
                 std::hint::spin_loop();
             }
             if help() {
-                start = Instant::now();
-                idle_rounds = 0;
-                continue;
-            }
-            idle_rounds += 1;
-            if WaitPolicy::oversubscribed() || idle_rounds.is_multiple_of(8) {
-                std::thread::yield_now();
-            }
-            if start.elapsed() >= budget {
+                spin.restart();
+            } else if !spin.idle_round() {
                 self.park(target);
                 if reached(self.load(), target) {
                     return;
                 }
-                start = Instant::now();
+                spin.restart_parked();
             }
         }
     }
