@@ -266,6 +266,8 @@ c_tests! {
     task_deps_taskwait_only,
     task_detach,
     task_icvs,
+    task_icvs_inline,
+    task_icvs_region,
     task_priority,
     task_reduction,
     task_stress,

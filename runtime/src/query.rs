@@ -69,12 +69,12 @@ pub fn set_num_threads(n: i32) -> Result<(), Misuse> {
     if n <= 0 {
         return Err("the number of threads must be positive; the call is ignored");
     }
-    Thread::current().icvs().nthreads = n as u32;
+    Thread::current().change_icvs(|i| i.nthreads = n as u32);
     Ok(())
 }
 
 pub fn set_dynamic(on: bool) {
-    Thread::current().icvs().dynamic = on;
+    Thread::current().change_icvs(|i| i.dynamic = on);
 }
 
 pub fn dynamic() -> bool {
@@ -82,7 +82,7 @@ pub fn dynamic() -> bool {
 }
 
 pub fn set_nested(on: bool) {
-    Thread::current().icvs().max_active_levels = if on { SUPPORTED_ACTIVE_LEVELS } else { 1 };
+    Thread::current().change_icvs(|i| i.max_active_levels = if on { SUPPORTED_ACTIVE_LEVELS } else { 1 });
 }
 
 pub fn nested() -> bool {
@@ -93,7 +93,7 @@ pub fn set_max_active_levels(n: i32) -> Result<(), Misuse> {
     if n < 0 {
         return Err("the number of levels must not be negative; the call is ignored");
     }
-    Thread::current().icvs().max_active_levels = (n as u32).min(SUPPORTED_ACTIVE_LEVELS);
+    Thread::current().change_icvs(|i| i.max_active_levels = (n as u32).min(SUPPORTED_ACTIVE_LEVELS));
     Ok(())
 }
 
@@ -112,7 +112,7 @@ pub fn set_schedule(kind: i32, chunk: i32) -> Result<(), Misuse> {
         return Err("unknown schedule kind; the call is ignored");
     };
     let chunk = if chunk < 1 || k == ScheduleKind::Auto { 0 } else { chunk };
-    Thread::current().icvs().run_sched = Schedule { kind: k, chunk, monotonic };
+    Thread::current().change_icvs(|i| i.run_sched = Schedule { kind: k, chunk, monotonic });
     Ok(())
 }
 
@@ -216,7 +216,7 @@ pub fn default_device() -> i32 {
 }
 
 pub fn set_default_device(d: i32) {
-    Thread::current().icvs().default_device = d;
+    Thread::current().change_icvs(|i| i.default_device = d);
 }
 
 pub fn cancellation() -> bool {

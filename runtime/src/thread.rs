@@ -1,7 +1,7 @@
 //! Thread descriptors, the thread-local pointer to the current one, initial (root) threads and
 //! the worker main loop.
 
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 
 use crossbeam_utils::CachePadded;
 
@@ -117,6 +117,36 @@ pub(crate) struct Context {
     pub(crate) dep_scratch: Vec<crate::task::Dep>,
     /// Tasks this thread created (for task numbers).
     pub(crate) tasks_created: u64,
+    /// Where the ICVs must be saved before their first change, or null: a task run at once by
+    /// the thread that created it runs on the thread's own ICVs, which it inherits, and they
+    /// are copied only if its body changes them (see `task::run_body`).
+    pub(crate) icv_save: *const IcvSave,
+}
+
+/// A slot for ICVs a task body may have to save (see `Context::icv_save`). Not an
+/// `Option<Icvs>`: creating an empty one must cost one store, not a copy of the whole struct.
+pub(crate) struct IcvSave {
+    full: Cell<bool>,
+    icvs: Cell<std::mem::MaybeUninit<Icvs>>,
+}
+
+impl IcvSave {
+    #[inline]
+    pub(crate) fn new() -> Self {
+        IcvSave { full: Cell::new(false), icvs: Cell::new(std::mem::MaybeUninit::uninit()) }
+    }
+
+    fn put(&self, icvs: Icvs) {
+        self.icvs.set(std::mem::MaybeUninit::new(icvs));
+        self.full.set(true);
+    }
+
+    /// The saved ICVs, if any were saved.
+    #[inline]
+    pub(crate) fn take(&self) -> Option<Icvs> {
+        // SAFETY: `full` is set only after `icvs` was written.
+        self.full.replace(false).then(|| unsafe { self.icvs.get().assume_init() })
+    }
 }
 
 /// What a region saves of its encountering thread's context and restores at its end.
@@ -130,6 +160,7 @@ pub(crate) struct Saved {
     pub(crate) ws_count: u32,
     pub(crate) task: *const crate::task::Task,
     pub(crate) tsc: *const crate::task::Task,
+    pub(crate) icv_save: *const IcvSave,
 }
 
 impl Context {
@@ -156,6 +187,7 @@ impl Context {
             ws_count: self.ws_count,
             task: self.task,
             tsc: self.tsc,
+            icv_save: self.icv_save,
         }
     }
 
@@ -168,10 +200,12 @@ impl Context {
         self.ws_count = s.ws_count;
         self.task = s.task;
         self.tsc = s.tsc;
+        self.icv_save = s.icv_save;
     }
 
     /// Starts a new implicit task: its construct counters begin at zero.
     pub(crate) fn begin_implicit_task(&mut self) {
+        // An implicit task has ICVs of its own: changes to them are not the enclosing task's.
         self.singles = 0;
         self.cursor = Default::default();
         self.ws_count = 0;
@@ -293,8 +327,22 @@ impl Thread {
 
     /// The current task's ICVs.
     #[inline]
-    pub fn icvs(&self) -> &mut Icvs {
-        &mut self.ctx().icvs
+    pub fn icvs(&self) -> &Icvs {
+        &self.ctx().icvs
+    }
+
+    /// Changes the current task's ICVs with `f`; they are first saved if the running task
+    /// borrowed the thread's ones (see `Context::icv_save`).
+    #[inline]
+    pub fn change_icvs<R>(&self, f: impl FnOnce(&mut Icvs) -> R) -> R {
+        let ctx = self.ctx();
+        // SAFETY: a non-null `icv_save` points at the save slot of a task body running on
+        // this thread (`task::run_body` keeps it alive until it resets the pointer).
+        if let Some(slot) = unsafe { ctx.icv_save.as_ref() } {
+            slot.put(ctx.icvs);
+            ctx.icv_save = std::ptr::null();
+        }
+        f(&mut ctx.icvs)
     }
 
     /// Whether the thread is inside a sections construct started with `__kmpc_next_section`.
@@ -343,6 +391,7 @@ impl ThreadDesc {
                 doacross: None,
                 task: std::ptr::null(),
                 tsc: std::ptr::null(),
+                icv_save: std::ptr::null(),
                 rng: 0x9e37_79b9,
                 dep_scratch: Vec::new(),
                 tasks_created: 0,

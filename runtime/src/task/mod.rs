@@ -31,7 +31,7 @@ pub use task::{KmpTask, KmpTaskloop, Routine, Task};
 
 use crate::sync::WaitPolicy;
 use crate::sync::atomic::Ordering;
-use crate::thread::Thread;
+use crate::thread::{IcvSave, Thread};
 use task::{
     Counted, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, RETIRED_MASK, SELF_DONE, State, TaskRef, flags,
     release_ref,
@@ -65,7 +65,6 @@ pub fn alloc(
         sizeof_task,
         sizeof_shareds,
         routine,
-        icvs: th.ctx().icvs,
     });
     oxiomp_instrument::task_allocation_exit();
     t.kmp()
@@ -119,6 +118,8 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     // A task submitted for the first time is not shared yet (plain store); a running untied
     // task re-queueing itself shares `parts` with its ending execution (AcqRel).
     if t.parts.load(Ordering::Relaxed) != 0 {
+        // The next part goes on with the ICVs the task has now.
+        t.icvs.set(Some(*th.icvs()));
         t.parts.fetch_add(1, Ordering::AcqRel);
         schedule(th, t, may_defer(th, t));
         return;
@@ -140,6 +141,9 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         execute(th, t);
         return;
     }
+    // Queued (or waiting for its dependences): it may run on another thread, later, so it
+    // takes its creator's ICVs along.
+    t.icvs.set(Some(*th.icvs()));
     count_new(t);
     if !deps.is_empty() {
         oxiomp_instrument::task_check_deps_enter();
@@ -209,16 +213,60 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     // Each chunk run in place is a task of its own in the trace.
     // SAFETY: the task's own kmp_task_t.
     let id = oxiomp_instrument::task_created(unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize));
-    run_body(th, t, id, true);
+    run_body(th, t, id, true, false);
     run_destructors(t);
 }
 
 /// Runs `t`'s body (when `run`) on this thread as its current task, with the task's ICVs;
-/// returns the ICVs the body left behind, and restores the thread's own.
-fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool) -> crate::icv::Icvs {
+/// afterwards the thread's own ICVs are back. A task with its own copy of the ICVs (queued
+/// tasks) swaps them in and out. A task without one (run at once by its creator) borrows the
+/// thread's ICVs, which are its creator's: `icv_save` points at a slot on this stack frame, and
+/// only a body that changes an ICV pays for the copy (`Thread::icvs_mut`), restored here.
+/// When `keep` (an untied task, whose next part goes on with them), the ICVs the body left
+/// behind become the task's own.
+#[inline]
+fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool, keep: bool) {
+    if t.has_icvs() {
+        return run_body_own_icvs(th, t, trace_id, run, keep);
+    }
     let ctx = th.ctx();
-    let prev = std::mem::replace(&mut ctx.task, t);
-    let saved_icvs = enter_icvs(ctx, t);
+    let prev_task = std::mem::replace(&mut ctx.task, t);
+    let saved = IcvSave::new();
+    let prev_save = std::mem::replace(&mut ctx.icv_save, &saved);
+    call_routine(th, t, trace_id, run);
+    let ctx = th.ctx();
+    ctx.task = prev_task;
+    // The body's own uses of `icv_save` ended with it (nested bodies restore theirs).
+    ctx.icv_save = prev_save;
+    if keep {
+        t.icvs.set(Some(ctx.icvs));
+    }
+    if let Some(back) = saved.take() {
+        ctx.icvs = back;
+    }
+}
+
+/// `run_body` for a task that carries its own ICVs: swapped in, and the thread's swapped back.
+#[cold]
+fn run_body_own_icvs(th: Thread, t: &'static Task, trace_id: u32, run: bool, keep: bool) {
+    let ctx = th.ctx();
+    let prev_task = std::mem::replace(&mut ctx.task, t);
+    let mine = t.icvs.get().unwrap_or(ctx.icvs);
+    let back = std::mem::replace(&mut ctx.icvs, mine);
+    let prev_save = std::mem::replace(&mut ctx.icv_save, std::ptr::null());
+    call_routine(th, t, trace_id, run);
+    let ctx = th.ctx();
+    ctx.task = prev_task;
+    ctx.icv_save = prev_save;
+    let left = std::mem::replace(&mut ctx.icvs, back);
+    if keep {
+        t.icvs.set(Some(left));
+    }
+}
+
+/// Calls the task's routine (when `run`), recording its execution.
+#[inline]
+fn call_routine(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
     let kt = t.kmp();
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
@@ -230,16 +278,6 @@ fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool) -> crate::ic
         oxiomp_instrument::task_end(trace_id);
         oxiomp_instrument::task_running_exit();
     }
-    let ctx = th.ctx();
-    ctx.task = prev;
-    std::mem::replace(&mut ctx.icvs, saved_icvs)
-}
-
-/// Switches the thread's context to task `t`'s ICVs; returns the ones to restore after it.
-#[inline]
-fn enter_icvs(ctx: &mut crate::thread::Context, t: &Task) -> crate::icv::Icvs {
-    let mine = t.icvs.get().unwrap_or(ctx.icvs);
-    std::mem::replace(&mut ctx.icvs, mine)
 }
 
 /// Counts a block `run_in_place` will use (once, before its first body).
@@ -316,9 +354,8 @@ fn execute(th: Thread, t: &'static Task) -> bool {
         g.is_some_and(|g| g.is_cancelled()) || (t.team().cancelled(true, 0) && crate::query::cancellation())
     };
     t.state.store(State::Running as u32, Ordering::Relaxed);
-    let left = run_body(th, t, t.trace_id, !cancelled);
     // An untied task's next part goes on with what this part set.
-    t.icvs.set(Some(left));
+    run_body(th, t, t.trace_id, !cancelled, !t.is_tied());
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
         // A member of the same mutexinoutset group may have been put back meanwhile: a
@@ -614,6 +651,8 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     }
     t.parts.fetch_add(1, Ordering::Relaxed); // Relaxed: not shared yet.
     t.state.store(State::Running as u32, Ordering::Relaxed);
+    // What the body changes of the ICVs is undone at its end (`complete_if0`).
+    t.icvs.set(Some(*th.icvs()));
     th.ctx().task = t;
     oxiomp_instrument::task_running_if0_enter();
     oxiomp_instrument::task_execute(t.trace_id);

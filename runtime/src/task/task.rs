@@ -134,9 +134,10 @@ pub struct Task {
     /// The dependence map of this task's children (created on first use). Only the thread
     /// executing the task touches it.
     pub(crate) child_deps: UnsafeCell<Option<Box<DepMap>>>,
-    /// The task's data-environment ICVs: a copy of its generating task's at creation (explicit
-    /// tasks; implicit tasks keep theirs in the thread's context). Touched only by the thread
-    /// that creates or runs the task.
+    /// The task's data-environment ICVs: a copy of its generating task's, taken when the task
+    /// is queued or begins as an if(0) task; None for a task its creator runs at once (it
+    /// borrows the thread's ICVs, which are the generating task's). Implicit tasks keep theirs
+    /// in the thread's context. Touched only by the thread that creates or runs the task.
     pub(crate) icvs: Cell<Option<crate::icv::Icvs>>,
     /// mutexinoutset locks the task holds while it runs (sorted), if any.
     pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
@@ -269,6 +270,14 @@ impl Task {
             == self.spawned.load(Ordering::Relaxed) & RETIRED_MASK
     }
 
+    /// Whether the task carries its own copy of the ICVs.
+    #[inline]
+    pub(crate) fn has_icvs(&self) -> bool {
+        // SAFETY: only the thread creating or running the task touches the cell, and this
+        // reads it without keeping a reference.
+        unsafe { (*self.icvs.as_ptr()).is_some() }
+    }
+
     /// Whether `self` descends from `anc` (walking parents, which children keep alive).
     pub(crate) fn descends_from(&self, anc: &Task) -> bool {
         let mut p = self.parent;
@@ -296,8 +305,6 @@ pub(crate) struct NewTask<'a> {
     pub sizeof_task: usize,
     pub sizeof_shareds: usize,
     pub routine: Option<Routine>,
-    /// The generating task's ICVs.
-    pub icvs: crate::icv::Icvs,
 }
 
 /// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
@@ -312,7 +319,6 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     t.flags = n.flags & 0xffff;
     t.id = n.id;
     t.home = block.home;
-    t.icvs = Cell::new(Some(n.icvs));
     t.trace_id = oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize));
     t.parent = parent;
     t.root = parent.root;
