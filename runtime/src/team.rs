@@ -124,7 +124,7 @@ impl Team {
             cg_reserved: 0,
             cg_own: AtomicU32::new(1),
             singles: AtomicU32::new(0),
-            ring: crate::worksharing::dispatch::Ring::new(),
+            ring: crate::worksharing::dispatch::Ring::new(1),
             exchange: crate::worksharing::reduction::Exchange::new(1),
             cancel_parallel: AtomicU32::new(0),
             cancel_ws: AtomicU32::new(0),
@@ -278,6 +278,7 @@ impl Team {
         if self.barrier.size() as usize != n {
             self.barrier = Barrier::new(n as u32);
             self.exchange = crate::worksharing::reduction::Exchange::new(n as u32);
+            self.ring = crate::worksharing::dispatch::Ring::new(n as u32);
             self.tasks = crate::task::pool::TaskPool::new(n as u32);
             self.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
         }

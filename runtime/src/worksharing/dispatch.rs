@@ -14,7 +14,19 @@
 //!
 //! # Handing out chunks
 //! Dynamic: one `fetch_add` of the chunk on the slot's iteration counter per chunk: a thread
-//! that grabs chunks repeatedly keeps the counter's line in its cache. Guided: a CAS loop taking
+//! that grabs chunks repeatedly keeps the counter's line in its cache. Nonmonotonic dynamic
+//! (`schedule(dynamic)` without `ordered`, which clang marks nonmonotonic): the chunks are
+//! dealt out as one contiguous block per thread, each in its own cache line as one word
+//! (`lo` in the low half, `hi` in the high half: chunks `lo..hi` not yet handed out). The owner
+//! takes its next chunk with a `fetch_add` of 1 on its own word (its line stays in its cache);
+//! a thread whose block is empty steals the upper half of another thread's block with a CAS of
+//! that word and makes the stolen block its own. Owner and thieves change the same word, so
+//! every chunk is handed out once: a thief's CAS fails if the owner took a chunk meanwhile,
+//! and an owner's `fetch_add` on an empty word (lo >= hi) takes nothing. A thread leaves the
+//! loop when it found every block empty; a chunk a thief holds privately meanwhile is run by
+//! that thief. The thread handed the loop's last chunk leaves after it (its own block is
+//! empty then: the last chunk is the top of whatever block holds it), so that clang's
+//! lastprivate flag, read from the last chunk a thread got, is set on the right thread. Guided: a CAS loop taking
 //! max(chunk, remaining / 2n). Static (through dispatch): each thread walks its own chunks with
 //! no shared state at all.
 //!
@@ -51,6 +63,8 @@ pub enum Kind {
     /// Round-robin chunks of `chunk` iterations (0: one balanced block per thread).
     Static,
     Dynamic,
+    /// Nonmonotonic dynamic: per-thread blocks of chunks with stealing.
+    Steal,
     Guided,
 }
 
@@ -73,6 +87,20 @@ pub(crate) struct Slot {
     next: CachePadded<AtomicU64>,
     /// Index (mod 2^32) of the next iteration allowed into its ordered region.
     ordered_next: CachePadded<EpochFlag>,
+    /// Steal: each member's block of chunks, `lo | hi << 32`.
+    blocks: Box<[CachePadded<AtomicU64>]>,
+}
+
+/// Chunks of a loop that can be dealt out as blocks (the `lo | hi << 32` words, with room for
+/// the owner's one increment past an empty block).
+const MAX_STEAL_CHUNKS: u64 = 1 << 31;
+
+fn block(lo: u64, hi: u64) -> u64 {
+    lo | (hi << 32)
+}
+
+fn unblock(w: u64) -> (u64, u64) {
+    (w & 0xffff_ffff, w >> 32)
 }
 
 // SAFETY: `params` is written only by the one thread that moved `state` to `init(k)`, before
@@ -86,9 +114,11 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
-    pub(crate) fn new() -> Ring {
+    /// The ring of a team of `nth` threads.
+    pub(crate) fn new(nth: u32) -> Ring {
         let slots = (0..RING)
             .map(|j| Slot {
+                blocks: (0..nth.max(1)).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
                 state: AtomicU64::new(state(j, FREE)),
                 left: AtomicU32::new(0),
                 params: UnsafeCell::new(Params { lb: 0, st: 1, tc: 0, chunk: 1, kind: Kind::Static, nth: 1 }),
@@ -120,6 +150,10 @@ pub struct Cursor {
     left: bool,
     /// Static-through-dispatch: the next chunk number of this thread.
     next_chunk: u64,
+    /// The thread was handed the loop's last chunk: it gets no more (clang reads the
+    /// lastprivate flag of the last chunk a thread got; with stealing, chunks of lower
+    /// iterations may otherwise still come after it).
+    took_last: bool,
     /// Ordered: this thread's current iteration index, the end of its chunk, and whether it
     /// has already passed the turn on for that iteration.
     ord_cur: u64,
@@ -162,6 +196,7 @@ impl Ring {
         cur.active = true;
         cur.left = false;
         cur.next_chunk = tid as u64;
+        cur.took_last = false;
         cur.ord_passed = false;
         let slot = self.slot(k);
         loop {
@@ -178,6 +213,22 @@ impl Ring {
             {
                 let tc = trip_count(lb, ub, st).min(u64::MAX as u128) as u64;
                 let chunk = chunk.max(if kind == Kind::Static { 0 } else { 1 }) as u64;
+                let chunks = tc.div_ceil(chunk.max(1));
+                let kind = if kind == Kind::Steal
+                    && (chunks >= MAX_STEAL_CHUNKS || nth as usize > slot.blocks.len())
+                {
+                    Kind::Dynamic
+                } else {
+                    kind
+                };
+                if kind == Kind::Steal {
+                    // Member t gets chunks t*C/n .. (t+1)*C/n. Relaxed: published with ready(k).
+                    let n = nth as u64;
+                    for (t, b) in slot.blocks.iter().take(nth as usize).enumerate() {
+                        let t = t as u64;
+                        b.store(block(t * chunks / n, (t + 1) * chunks / n), Ordering::Relaxed);
+                    }
+                }
                 // SAFETY: we own the slot in phase init(k) (see the Sync impl).
                 unsafe { *slot.params.get() = Params { lb, st, tc, chunk, kind, nth } };
                 // Relaxed: published by the Release store of ready(k) below.
@@ -195,6 +246,10 @@ impl Ring {
     /// then leaves the loop).
     pub(crate) fn next(&self, cur: &mut Cursor, tid: u32) -> Option<Chunk> {
         if !cur.active || cur.left {
+            return None;
+        }
+        if cur.took_last {
+            self.leave(cur);
             return None;
         }
         let k = cur.loops.wrapping_sub(1);
@@ -229,6 +284,13 @@ impl Ring {
                 let first = slot.next.fetch_add(p.chunk, Ordering::Relaxed);
                 (first < p.tc).then(|| (first, first.saturating_add(p.chunk).min(p.tc)))
             }
+            Kind::Steal => {
+                let c = Self::own_or_stolen_chunk(slot, tid, p.nth);
+                c.map(|c| {
+                    let first = c * p.chunk;
+                    (first, first.saturating_add(p.chunk).min(p.tc))
+                })
+            }
             Kind::Guided => {
                 let mut first = slot.next.load(Ordering::Relaxed);
                 loop {
@@ -255,6 +317,7 @@ impl Ring {
                 cur.ord_cur = first;
                 cur.ord_end = end;
                 cur.ord_passed = false;
+                cur.took_last = end == p.tc;
                 let lower = p.lb + first as i128 * p.st;
                 let upper = p.lb + (end - 1) as i128 * p.st;
                 Some(Chunk { lower, upper, stride: p.st, last: end == p.tc })
@@ -264,6 +327,45 @@ impl Ring {
                 None
             }
         }
+    }
+
+    /// Steal: the next chunk number from the thread's own block, or from a block stolen from
+    /// another member (see the module docs). All Relaxed: the blocks only divide the work; the
+    /// loop's data is ordered by the construct's barrier and the blocks' initial values by
+    /// ready(k).
+    #[inline]
+    fn own_or_stolen_chunk(slot: &Slot, tid: u32, nth: u32) -> Option<u64> {
+        let mine = &slot.blocks[tid as usize];
+        let (lo, hi) = unblock(mine.fetch_add(1, Ordering::Relaxed));
+        if lo < hi {
+            return Some(lo);
+        }
+        Self::steal(slot, tid, nth)
+    }
+
+    #[cold]
+    fn steal(slot: &Slot, tid: u32, nth: u32) -> Option<u64> {
+        for i in 1..nth {
+            let victim = &slot.blocks[((tid + i) % nth) as usize];
+            let mut w = victim.load(Ordering::Relaxed);
+            loop {
+                let (lo, hi) = unblock(w);
+                if lo >= hi {
+                    break;
+                }
+                let from = hi - (hi - lo).div_ceil(2);
+                match victim.compare_exchange_weak(w, block(lo, from), Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => {
+                        // Chunks from..hi are ours: run `from`, keep the rest as our block.
+                        // Nobody else changes our empty word (thieves skip empty blocks).
+                        slot.blocks[tid as usize].store(block(from + 1, hi), Ordering::Relaxed);
+                        return Some(from);
+                    }
+                    Err(now) => w = now,
+                }
+            }
+        }
+        None
     }
 
     /// Leaves the current loop's slot (once); the team's last thread frees it for loop k+RING.
@@ -323,11 +425,15 @@ impl Ring {
 
 /// The dispatch kind for a `sched_type` value as clang passes it (modifier bits stripped), or
 /// None if the value is not a schedule. `runtime` and `auto` resolve through run-sched-var.
+/// The `nonmonotonic` schedule modifier bit.
+const NONMONOTONIC: i32 = 1 << 30;
+
 pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Option<i64>)> {
     let base = strip_modifiers(sched);
     let base = if (160..=199).contains(&base) { base - 160 + 32 } else { base };
     let base = if (65..=71).contains(&base) { base - 32 } else { base };
     Some(match base {
+        35 if sched & NONMONOTONIC != 0 && strip_modifiers(sched) == 35 => (Kind::Steal, None),
         33 => (Kind::Static, None),
         34 | 40 | 41 | 44 | 45 => (Kind::Static, Some(0)),
         35 => (Kind::Dynamic, None),
@@ -368,9 +474,9 @@ mod tests {
     /// still in earlier loops): every iteration of every loop runs exactly once.
     #[test]
     fn nowait_loops_in_flight() {
-        for kind in [Kind::Dynamic, Kind::Guided, Kind::Static] {
+        for kind in [Kind::Dynamic, Kind::Steal, Kind::Guided, Kind::Static] {
             let nth = 4u32;
-            let ring = Arc::new(Ring::new());
+            let ring = Arc::new(Ring::new(nth));
             let loops = 3 * RING as usize;
             let hits: Arc<Vec<Vec<AtomicU32>>> = Arc::new(
                 (0..loops).map(|l| (0..(50 + l * 7)).map(|_| AtomicU32::new(0)).collect()).collect(),
@@ -399,10 +505,57 @@ mod tests {
         }
     }
 
+    /// Nonmonotonic dynamic with late and slow members: the others steal their blocks; every
+    /// chunk still runs exactly once, over many rounds and team sizes.
+    #[test]
+    fn steal_hands_out_each_chunk_once() {
+        for nth in [2u32, 3, 5, 16] {
+            let ring = Arc::new(Ring::new(nth));
+            let rounds = 40;
+            let hits: Arc<Vec<Vec<AtomicU32>>> = Arc::new(
+                (0..rounds).map(|r| (0..(1 + r * 37)).map(|_| AtomicU32::new(0)).collect()).collect(),
+            );
+            let hs: Vec<_> = (0..nth)
+                .map(|tid| {
+                    let (ring, hits) = (ring.clone(), hits.clone());
+                    std::thread::spawn(move || {
+                        let mut cur = Cursor::default();
+                        for (r, h) in hits.iter().enumerate() {
+                            if (r as u32 + tid) % 4 == 0 {
+                                // A late member: its block is stolen meanwhile.
+                                std::thread::sleep(std::time::Duration::from_micros(200));
+                            }
+                            let n = h.len() as i128;
+                            ring.init(&mut cur, Kind::Steal, 0, n - 1, 1, 1 + (r % 3) as i64, tid, nth);
+                            while let Some(c) = ring.next(&mut cur, tid) {
+                                for i in c.lower..=c.upper {
+                                    h[i as usize].fetch_add(1, Ordering::Relaxed);
+                                    if tid == 1 {
+                                        std::thread::yield_now(); // a slow member
+                                    }
+                                }
+                                assert_eq!(c.last, c.upper == n - 1);
+                            }
+                            ring.leave(&mut cur);
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            for (r, h) in hits.iter().enumerate() {
+                assert!(h.iter().all(|x| x.load(Ordering::Relaxed) == 1), "{nth} threads, round {r}");
+            }
+        }
+    }
+
     #[test]
     fn sched_kinds() {
         let rs = crate::icv::Schedule { kind: ScheduleKind::Dynamic, chunk: 4, monotonic: false };
-        assert_eq!(kind_of(0x4000_0023, rs), Some((Kind::Dynamic, None)));
+        assert_eq!(kind_of(0x4000_0023, rs), Some((Kind::Steal, None)));
+        assert_eq!(kind_of(0x2000_0023, rs), Some((Kind::Dynamic, None)));
+        assert_eq!(kind_of(35, rs), Some((Kind::Dynamic, None)));
         assert_eq!(kind_of(0x4000_0043, rs), Some((Kind::Dynamic, None)));
         assert_eq!(kind_of(66, rs), Some((Kind::Static, Some(0))));
         assert_eq!(kind_of(0x4000_0025, rs), Some((Kind::Dynamic, Some(4))));
