@@ -470,38 +470,51 @@ mod tests {
         }
     }
 
+    /// Runs `body(tid, ring, loop number, hits of that loop)` for every loop of `sizes` on
+    /// `nth` threads sharing one ring, then checks that every iteration ran exactly once.
+    fn run_loops(
+        nth: u32,
+        sizes: impl Iterator<Item = usize>,
+        what: &str,
+        body: impl Fn(u32, &Ring, &mut Cursor, usize, &[AtomicU32]) + Send + Sync + 'static,
+    ) {
+        let ring = Arc::new(Ring::new(nth));
+        let hits: Arc<Vec<Vec<AtomicU32>>> =
+            Arc::new(sizes.map(|n| (0..n).map(|_| AtomicU32::new(0)).collect()).collect());
+        let body = Arc::new(body);
+        let hs: Vec<_> = (0..nth)
+            .map(|tid| {
+                let (ring, hits, body) = (ring.clone(), hits.clone(), body.clone());
+                std::thread::spawn(move || {
+                    let mut cur = Cursor::default();
+                    for (l, h) in hits.iter().enumerate() {
+                        body(tid, &ring, &mut cur, l, h);
+                        ring.leave(&mut cur);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        for (l, h) in hits.iter().enumerate() {
+            assert!(h.iter().all(|x| x.load(Ordering::Relaxed) == 1), "{what}: loop {l}");
+        }
+    }
+
     /// Threads run 3*RING nowait loops back to back (so slots are recycled while others are
     /// still in earlier loops): every iteration of every loop runs exactly once.
     #[test]
     fn nowait_loops_in_flight() {
         for kind in [Kind::Dynamic, Kind::Steal, Kind::Guided, Kind::Static] {
             let nth = 4u32;
-            let ring = Arc::new(Ring::new(nth));
-            let loops = 3 * RING as usize;
-            let hits: Arc<Vec<Vec<AtomicU32>>> = Arc::new(
-                (0..loops).map(|l| (0..(50 + l * 7)).map(|_| AtomicU32::new(0)).collect()).collect(),
-            );
-            let hs: Vec<_> = (0..nth)
-                .map(|tid| {
-                    let (ring, hits) = (ring.clone(), hits.clone());
-                    std::thread::spawn(move || {
-                        let mut cur = Cursor::default();
-                        for (l, h) in hits.iter().enumerate() {
-                            let n = h.len() as i128;
-                            // A negative step: iterations 3n-1 down to 0 by -3.
-                            ring.init(&mut cur, kind, 3 * n - 1, 0, -3, (l % 3) as i64, tid, nth);
-                            drain(&ring, &mut cur, tid, h, 3 * n - 1, -3);
-                            ring.leave(&mut cur);
-                        }
-                    })
-                })
-                .collect();
-            for h in hs {
-                h.join().unwrap();
-            }
-            for (l, h) in hits.iter().enumerate() {
-                assert!(h.iter().all(|x| x.load(Ordering::Relaxed) == 1), "{kind:?} loop {l}");
-            }
+            let sizes = (0..3 * RING as usize).map(|l| 50 + l * 7);
+            run_loops(nth, sizes, &format!("{kind:?}"), move |tid, ring, cur, l, h| {
+                let n = h.len() as i128;
+                // A negative step: iterations 3n-1 down to 0 by -3.
+                ring.init(cur, kind, 3 * n - 1, 0, -3, (l % 3) as i64, tid, nth);
+                drain(ring, cur, tid, h, 3 * n - 1, -3);
+            });
         }
     }
 
@@ -510,43 +523,24 @@ mod tests {
     #[test]
     fn steal_hands_out_each_chunk_once() {
         for nth in [2u32, 3, 5, 16] {
-            let ring = Arc::new(Ring::new(nth));
-            let rounds = 40;
-            let hits: Arc<Vec<Vec<AtomicU32>>> = Arc::new(
-                (0..rounds).map(|r| (0..(1 + r * 37)).map(|_| AtomicU32::new(0)).collect()).collect(),
-            );
-            let hs: Vec<_> = (0..nth)
-                .map(|tid| {
-                    let (ring, hits) = (ring.clone(), hits.clone());
-                    std::thread::spawn(move || {
-                        let mut cur = Cursor::default();
-                        for (r, h) in hits.iter().enumerate() {
-                            if (r as u32 + tid) % 4 == 0 {
-                                // A late member: its block is stolen meanwhile.
-                                std::thread::sleep(std::time::Duration::from_micros(200));
-                            }
-                            let n = h.len() as i128;
-                            ring.init(&mut cur, Kind::Steal, 0, n - 1, 1, 1 + (r % 3) as i64, tid, nth);
-                            while let Some(c) = ring.next(&mut cur, tid) {
-                                for i in c.lower..=c.upper {
-                                    h[i as usize].fetch_add(1, Ordering::Relaxed);
-                                    if tid == 1 {
-                                        std::thread::yield_now(); // a slow member
-                                    }
-                                }
-                                assert_eq!(c.last, c.upper == n - 1);
-                            }
-                            ring.leave(&mut cur);
+            let sizes = (0..40).map(|r| 1 + r * 37);
+            run_loops(nth, sizes, &format!("{nth} threads"), move |tid, ring, cur, r, h| {
+                if (r as u32 + tid) % 4 == 0 {
+                    // A late member: its block is stolen meanwhile.
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                let n = h.len() as i128;
+                ring.init(cur, Kind::Steal, 0, n - 1, 1, 1 + (r % 3) as i64, tid, nth);
+                while let Some(c) = ring.next(cur, tid) {
+                    for i in c.lower..=c.upper {
+                        h[i as usize].fetch_add(1, Ordering::Relaxed);
+                        if tid == 1 {
+                            std::thread::yield_now(); // a slow member
                         }
-                    })
-                })
-                .collect();
-            for h in hs {
-                h.join().unwrap();
-            }
-            for (r, h) in hits.iter().enumerate() {
-                assert!(h.iter().all(|x| x.load(Ordering::Relaxed) == 1), "{nth} threads, round {r}");
-            }
+                    }
+                    assert_eq!(c.last, c.upper == n - 1);
+                }
+            });
         }
     }
 
