@@ -172,9 +172,16 @@ fn run_c_test(name: &str) {
                 let _ = std::fs::remove_dir_all(t);
                 cmd.env("OMP_OVNI", "1").env("OVNI_TRACEDIR", t);
             }
-            let out = cmd.output().expect("run test program");
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            let mut out = cmd.output().expect("run test program");
             let what = format!("{name} on {rt:?} with OMP_NUM_THREADS={}", n.as_deref().unwrap_or("(unset)"));
+            if rt == Runtime::Reference && out.status.code() == Some(124) {
+                // Debian's libomp 19 hung once in several hundred task_stress runs (under the
+                // suite's load); the reference only validates the test, so it gets one retry.
+                // Our library never does.
+                eprintln!("note: {what}: the reference runtime hung; running it again");
+                out = command(&exe, &d, n.as_deref(), rt, false).output().expect("run test program");
+            }
+            let stderr = String::from_utf8_lossy(&out.stderr);
             if !out.status.success() {
                 let how = match out.status.code() {
                     Some(124) => "timed out (hang)".to_string(),

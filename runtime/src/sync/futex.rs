@@ -20,21 +20,43 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32) {
     }
 }
 
+/// [`wait`] on a raw futex word (a half of a 64-bit atomic, which has no `AtomicU32` of its
+/// own).
+///
+/// # Safety
+/// `word` points to a live, 4-aligned u32 for the duration of the call.
+#[cfg(not(loom))]
+pub(crate) unsafe fn wait_raw(word: *const u32, expected: u32) {
+    // SAFETY: per the contract; FUTEX_WAIT only reads the word.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word,
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        );
+    }
+}
+
+/// Wakes one thread blocked in [`wait_raw`] on `word`.
+///
+/// # Safety
+/// As for [`wait_raw`] (the address only identifies the wait queue).
+#[cfg(not(loom))]
+pub(crate) unsafe fn wake_one_raw(word: *const u32) {
+    // SAFETY: FUTEX_WAKE does not access memory.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+    }
+}
+
 /// Wakes every thread blocked in [`wait`] on `word`.
 #[cfg(not(loom))]
 pub(crate) fn wake_all(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE does not access memory; the address only identifies the wait queue.
     unsafe {
         libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, i32::MAX);
-    }
-}
-
-/// Wakes one thread blocked in [`wait`] on `word`.
-#[cfg(not(loom))]
-pub(crate) fn wake_one(word: &AtomicU32) {
-    // SAFETY: as in `wake_all`.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
     }
 }
 
@@ -63,9 +85,4 @@ pub(crate) fn wake_all(_word: &AtomicU32) {
     let (m, cv) = &*model::BUCKET;
     let _g = m.lock().unwrap();
     cv.notify_all();
-}
-
-#[cfg(loom)]
-pub(crate) fn wake_one(word: &AtomicU32) {
-    wake_all(word);
 }

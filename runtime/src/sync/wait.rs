@@ -37,6 +37,7 @@ use super::futex;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
 /// How long a waiter spins before it parks, in nanoseconds (`KMP_BLOCKTIME`).
+#[cfg_attr(loom, allow(dead_code))] // read by `Spin`, which loom models do without
 static SPIN_NS: AtomicU64 = AtomicU64::new(200_000_000);
 /// Whether more threads are busy in teams than there are CPUs (then waiting skips the pure spin).
 static OVERSUBSCRIBED: AtomicBool = AtomicBool::new(false);
