@@ -26,25 +26,28 @@
 //! protocol with a modelled futex; loom models fences but not a SeqCst total order of plain
 //! accesses, which is why the protocol is written with fences.)
 
-use std::time::Duration;
 #[cfg(not(loom))]
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::atomic::{AtomicU32, Ordering, fence};
 // The two policy knobs are hints read on every wait, not synchronisation: std atomics even
 // under loom, outside the model.
 use super::futex;
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
 /// How long a waiter spins before it parks, in nanoseconds (`KMP_BLOCKTIME`).
-#[cfg_attr(loom, allow(dead_code))] // read by `Spin`, which loom models do without
+#[cfg(not(loom))]
 static SPIN_NS: AtomicU64 = AtomicU64::new(200_000_000);
 /// Whether more threads are busy in teams than there are CPUs (then waiting skips the pure spin).
+#[cfg(not(loom))]
 static OVERSUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
-/// The process-wide waiting policy.
+/// The process-wide waiting policy (not under loom, whose models do not spin).
+#[cfg(not(loom))]
 pub struct WaitPolicy;
 
+#[cfg(not(loom))]
 impl WaitPolicy {
     /// Sets the block time: how long a waiting thread spins before it sleeps.
     pub fn set_block_time(d: Duration) {
@@ -174,6 +177,7 @@ impl EpochFlag {
 
     /// Waits until the epoch reaches `target`.
     #[inline]
+    #[cfg_attr(loom, allow(dead_code))] // the loom models wait through `wait_reach_helping`
     pub(crate) fn wait_reach(&self, target: u32) {
         if !reached(self.load(), target) {
             self.wait_slow(target, &mut || false);
