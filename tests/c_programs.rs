@@ -275,6 +275,7 @@ c_tests! {
     task_icvs,
     task_icvs_inline,
     task_icvs_region,
+    task_memory,
     task_priority,
     task_reduction,
     task_stress,

@@ -118,6 +118,8 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     // A task submitted for the first time is not shared yet (plain store); a running untied
     // task re-queueing itself shares `parts` with its ending execution (AcqRel).
     if t.parts.load(Ordering::Relaxed) != 0 {
+        // A running untied task queueing its next part: it went through the queued path below
+        // at first (the cut-off only runs tied tasks at once), so it holds its parent already.
         // The next part goes on with the ICVs the task has now.
         t.icvs.set(Some(*th.icvs()));
         t.parts.fetch_add(1, Ordering::AcqRel);
@@ -142,8 +144,9 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         return;
     }
     // Queued (or waiting for its dependences): it may run on another thread, later, so it
-    // takes its creator's ICVs along.
+    // takes its creator's ICVs along and holds its creator.
     t.icvs.set(Some(*th.icvs()));
+    task::hold_parent(t);
     count_new(t);
     if !deps.is_empty() {
         oxiomp_instrument::task_check_deps_enter();
@@ -537,10 +540,8 @@ pub fn run_one(th: Thread) -> bool {
     let allowed = |r: TaskRef| {
         // SAFETY: queued tasks are alive; the anchor is a task suspended on this thread.
         let c = unsafe { &*r.0 };
-        match unsafe { anchor.as_ref() } {
-            None => true,
-            Some(a) => !c.is_tied() || c.descends_from(a),
-        }
+        // Untied tasks too: a frame blocked on this thread's stack cannot move (README §6).
+        unsafe { anchor.as_ref() }.is_none_or(|a| c.descends_from(a))
     };
     let mut rng = ctx.rng;
     let got = pool.take(th.tid(), &mut rng, &allowed);
@@ -584,15 +585,11 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
     }
 }
 
-/// Runs `f` with the scheduling constraint anchored at the current task if it is tied.
+/// Runs `f` with the scheduling constraint anchored at the current task, tied or untied
+/// (README §6: a waiting untied task's frame cannot leave this thread either).
 fn constrained<R>(th: Thread, f: impl FnOnce() -> R) -> R {
     let cur = th.ctx().task;
-    // SAFETY: the current task is alive while it runs.
-    let tied = unsafe { &*cur }.is_tied();
-    let prev = th.ctx().tsc;
-    if tied {
-        th.ctx().tsc = cur;
-    }
+    let prev = std::mem::replace(&mut th.ctx().tsc, cur);
     let r = f();
     th.ctx().tsc = prev;
     r
@@ -645,6 +642,7 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     // Counted for retirement only: it completes before the encountering task goes on; a
     // detachable one may complete later, on another thread, and is counted as a child.
     if t.flags & flags::DETACHABLE != 0 {
+        task::hold_parent(t);
         count_new(t);
     } else {
         spawn_undeferred(t);

@@ -123,6 +123,8 @@ pub struct Task {
     pub(crate) spawned: AtomicU32,
     /// How the task is counted in its parent (`Counted`).
     pub(crate) counted: Cell<Counted>,
+    /// Whether the task holds a reference on its parent (see [`hold_parent`]).
+    pub(crate) parent_ref: Cell<bool>,
     pub(crate) refs: AtomicU32,
     pub(crate) parts: AtomicU32,
     /// Detach state (bits `EVENT_*`).
@@ -195,6 +197,7 @@ impl Task {
             created: AtomicU32::new(0),
             spawned: AtomicU32::new(0),
             counted: Cell::new(Counted::No),
+            parent_ref: Cell::new(false),
             refs: AtomicU32::new(1),
             parts: AtomicU32::new(0),
             event: AtomicU32::new(0),
@@ -328,11 +331,8 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     t.depth = parent.depth + 1;
     t.is_final = (n.flags & flags::FINAL != 0 || parent.is_final != 0) as u32;
     t.size = size;
-    if parent.kind == Kind::Explicit {
-        // Relaxed: the parent is running on this thread; the reference is released with
-        // AcqRel in `release_ref`.
-        parent.refs.fetch_add(1, Ordering::Relaxed);
-    }
+    // The generating task now has a child, which may outlive it: it holds its own parent.
+    hold_parent(parent);
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
     // `kmp_task_t` fit (HEADER + 40 <= size).
     unsafe {
@@ -379,16 +379,13 @@ pub(crate) fn duplicate(src: &Task, cache: &BlockCache, id: u64) -> &'static Tas
     t.is_final = src.is_final;
     t.priority = src.priority;
     t.size = size;
-    // SAFETY: the parent is alive (src holds a reference on it).
-    let parent = unsafe { &*src.parent };
-    if parent.kind == Kind::Explicit {
-        parent.refs.fetch_add(1, Ordering::Relaxed); // Relaxed: as in `alloc`.
-    }
     // SAFETY: a fresh block of `size` bytes.
-    let t = unsafe {
+    let t: &'static Task = unsafe {
         std::ptr::write(p as *mut Task, t);
         &*(p as *const Task)
     };
+    // A chunk may be queued: it holds its parent (alive: the thread running the taskloop).
+    hold_parent(t);
     copy_body(src, t);
     t
 }
@@ -431,7 +428,30 @@ pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
     }
 }
 
-/// Drops one reference on `t`; the last one frees it and drops its reference on its parent.
+/// Makes `t` hold a reference on its parent, once: when `t` may outlive the parent's
+/// suspension on the calling thread (it is queued, has dependences, is untied or detachable)
+/// or may leave descendants that do (it generates a child: their retirement walks up through
+/// `t` to its parent). A task run at once that generates nothing never needs one: its parent
+/// is suspended beneath it on this thread until it completes. Called by the thread running
+/// `t`'s parent or `t` itself, while the parent is alive.
+#[inline]
+pub(crate) fn hold_parent(t: &Task) {
+    if t.parent_ref.get() {
+        return;
+    }
+    t.parent_ref.set(true);
+    // SAFETY: the parent is alive (see above); implicit tasks are not counted.
+    if let Some(parent) = unsafe { t.parent.as_ref() }
+        && parent.kind == Kind::Explicit
+    {
+        // Relaxed: the parent is running on this thread or suspended beneath it; the
+        // reference is released with AcqRel in `release_ref`.
+        parent.refs.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Drops one reference on `t`; the last one frees it and drops its reference on its parent
+/// (if it holds one).
 pub(crate) fn release_ref(t: *const Task) {
     release_ref_from(t, None)
 }
@@ -451,7 +471,7 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
         if task.refs.load(Ordering::Acquire) != 1 && task.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
-        let parent = task.parent;
+        let parent = if task.parent_ref.get() { task.parent } else { std::ptr::null() };
         let (size, home) = (task.size, task.home);
         // SAFETY: the last reference is gone: nobody can reach the block any more. It came
         // from `alloc`/`duplicate` (a cache block of `size` bytes) or `alloc_node` (a system
