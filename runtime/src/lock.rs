@@ -93,8 +93,9 @@ impl OwnedMutex {
                 // Free: take it, leaving CONTENDED behind for sleepers that may remain.
                 pack(unlocked | 2, me)
             } else if state_of(w) == unlocked | 1 {
-                // Held, nobody marked asleep yet: mark it so that the release wakes us.
-                w | 2
+                // Held, nobody marked asleep yet: mark it CONTENDED (keeping the holder as
+                // owner) so that the release wakes us.
+                pack(unlocked | 2, owner_of(w))
             } else {
                 // CONTENDED already: sleep while it stays so (the kernel compares the low
                 // half, the state, atomically with queueing us).
@@ -349,6 +350,54 @@ mod tests {
             h.join().unwrap();
         }
         assert_eq!(counter.load(std::sync::atomic::Ordering::Relaxed), 120_000);
+    }
+
+    /// The sleeping path (block time 0: waiters park at once): every release by the holder
+    /// succeeds, for omp locks and critical names, and the counter shows mutual exclusion.
+    #[test]
+    fn mutual_exclusion_with_sleeping_waiters() {
+        let saved = crate::sync::WaitPolicy::block_time();
+        crate::sync::WaitPolicy::set_block_time(std::time::Duration::ZERO);
+        let l = Arc::new(word());
+        l.init();
+        let crit = Arc::new(CriticalName { word: OwnedMutex(AtomicU64::new(0)), _unused: [0; 6] });
+        // One counter per lock: each is changed only under its lock.
+        let counters = Arc::new([std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)]);
+        let hs: Vec<_> = (0..8)
+            .map(|g| {
+                let (l, crit, counters) = (l.clone(), crit.clone(), counters.clone());
+                std::thread::spawn(move || {
+                    for i in 0..5_000 {
+                        let c = &counters[(g % 2) as usize];
+                        let bump = || {
+                            let v = c.load(std::sync::atomic::Ordering::Relaxed);
+                            if i % 64 == 0 {
+                                std::thread::yield_now(); // let waiters go to sleep
+                            }
+                            c.store(v + 1, std::sync::atomic::Ordering::Relaxed);
+                        };
+                        if g % 2 == 0 {
+                            l.lock(g).unwrap();
+                            bump();
+                            l.unlock(g).unwrap();
+                        } else {
+                            crit.enter(g).unwrap();
+                            bump();
+                            crit.exit(g).unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        crate::sync::WaitPolicy::set_block_time(saved);
+        for c in counters.iter() {
+            assert_eq!(c.load(std::sync::atomic::Ordering::Relaxed), 4 * 5_000);
+        }
+        assert!(!l.is_locked());
+        assert_eq!(crit.word.peek(), 0);
     }
 
     #[test]

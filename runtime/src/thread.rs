@@ -206,6 +206,7 @@ impl Context {
     /// Starts a new implicit task: its construct counters begin at zero.
     pub(crate) fn begin_implicit_task(&mut self) {
         // An implicit task has ICVs of its own: changes to them are not the enclosing task's.
+        self.icv_save = std::ptr::null();
         self.singles = 0;
         self.cursor = Default::default();
         self.ws_count = 0;
