@@ -63,8 +63,8 @@ impl OwnedMutex {
     /// Tries to take a free lock for `me` (gtid + 1); returns the word seen on failure.
     #[inline]
     fn try_acquire(&self, unlocked: u32, me: u32) -> Result<(), u64> {
-        // Acquire: pairs with the Release swap in `release`, so the previous holder's critical
-        // section happens-before ours.
+        // Acquire: pairs with the Release CAS (or swap) in `release`, so the previous holder's
+        // critical section happens-before ours.
         self.0
             .compare_exchange(pack(unlocked, 0), pack(unlocked | 1, me), Ordering::Acquire, Ordering::Relaxed)
             .map(|_| ())
@@ -74,7 +74,7 @@ impl OwnedMutex {
     #[cold]
     fn acquire_contended(&self, unlocked: u32, me: u32) {
         let mut spin = Spin::new();
-        'spin: loop {
+        loop {
             for _ in 0..Spin::POLLS {
                 if state_of(self.0.load(Ordering::Relaxed)) == unlocked
                     && self.try_acquire(unlocked, me).is_ok()
@@ -84,7 +84,7 @@ impl OwnedMutex {
                 std::hint::spin_loop();
             }
             if !spin.idle_round() {
-                break 'spin;
+                break;
             }
         }
         let mut w = self.0.load(Ordering::Relaxed);

@@ -224,7 +224,7 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
 /// afterwards the thread's own ICVs are back. A task with its own copy of the ICVs (queued
 /// tasks) swaps them in and out. A task without one (run at once by its creator) borrows the
 /// thread's ICVs, which are its creator's: `icv_save` points at a slot on this stack frame, and
-/// only a body that changes an ICV pays for the copy (`Thread::icvs_mut`), restored here.
+/// only a body that changes an ICV pays for the copy (`Thread::change_icvs`), restored here.
 /// When `keep` (an untied task, whose next part goes on with them), the ICVs the body left
 /// behind become the task's own.
 #[inline]

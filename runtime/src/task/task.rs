@@ -366,7 +366,8 @@ pub(crate) fn duplicate(src: &Task, cache: &BlockCache, id: u64) -> &'static Tas
     t.flags = src.flags;
     t.id = id;
     t.home = block.home;
-    t.icvs = Cell::new(src.icvs.get());
+    // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
+    // creator's when it is queued, or borrows them when it runs in place.
     // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
     let routine = unsafe { (*src.kmp()).routine };
     t.trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));

@@ -26,8 +26,8 @@
 //! loop when it found every block empty; a chunk a thief holds privately meanwhile is run by
 //! that thief. The thread handed the loop's last chunk leaves after it (its own block is
 //! empty then: the last chunk is the top of whatever block holds it), so that clang's
-//! lastprivate flag, read from the last chunk a thread got, is set on the right thread. Guided: a CAS loop taking
-//! max(chunk, remaining / 2n). Static (through dispatch): each thread walks its own chunks with
+//! lastprivate flag, read from the last chunk a thread got, is set on the right thread.
+//! Guided: a CAS loop taking max(chunk, remaining / 2n). Static (through dispatch): each thread walks its own chunks with
 //! no shared state at all.
 //!
 //! # Ordered
@@ -423,16 +423,17 @@ impl Ring {
     }
 }
 
-/// The dispatch kind for a `sched_type` value as clang passes it (modifier bits stripped), or
-/// None if the value is not a schedule. `runtime` and `auto` resolve through run-sched-var.
 /// The `nonmonotonic` schedule modifier bit.
 const NONMONOTONIC: i32 = 1 << 30;
 
+/// The dispatch kind for a `sched_type` value as clang passes it (modifier bits stripped), or
+/// None if the value is not a schedule. `runtime` and `auto` resolve through run-sched-var.
 pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Option<i64>)> {
     let base = strip_modifiers(sched);
     let base = if (160..=199).contains(&base) { base - 160 + 32 } else { base };
     let base = if (65..=71).contains(&base) { base - 32 } else { base };
     Some(match base {
+        // Nonmonotonic dynamic steals; its ordered variant (67, mapped to 35 above) may not.
         35 if sched & NONMONOTONIC != 0 && strip_modifiers(sched) == 35 => (Kind::Steal, None),
         33 => (Kind::Static, None),
         34 | 40 | 41 | 44 | 45 => (Kind::Static, Some(0)),

@@ -199,13 +199,7 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
 
 /// `__kmpc_dispatch_deinit`: the thread is done with its loop (also after a cancellation).
 pub fn dispatch_deinit(th: Thread) {
-    let ctx = th.ctx();
-    if std::mem::take(&mut ctx.chunk_open) {
-        oxiomp_instrument::dynamic_for_chunk_exit();
-    }
-    if std::mem::take(&mut th.ctx().loop_open) {
-        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
-    }
+    end_left_loop(th);
     th.team().ring().leave(&mut th.ctx().cursor);
 }
 
