@@ -119,7 +119,8 @@ pub(crate) struct Context {
     pub(crate) tasks_created: u64,
     /// Where the ICVs must be saved before their first change, or null: a task run at once by
     /// the thread that created it runs on the thread's own ICVs, which it inherits, and they
-    /// are copied only if its body changes them (see `task::run_body`).
+    /// are copied only if its body changes them (see `task::run_body`; if(0) tasks likewise,
+    /// with the slot in their header: `task::begin_if0`).
     pub(crate) icv_save: *const IcvSave,
 }
 
@@ -136,9 +137,22 @@ impl IcvSave {
         IcvSave { full: Cell::new(false), icvs: Cell::new(std::mem::MaybeUninit::uninit()) }
     }
 
-    fn put(&self, icvs: Icvs) {
+    pub(crate) fn put(&self, icvs: Icvs) {
         self.icvs.set(std::mem::MaybeUninit::new(icvs));
         self.full.set(true);
+    }
+
+    /// Whether ICVs were saved.
+    #[inline]
+    pub(crate) fn is_full(&self) -> bool {
+        self.full.get()
+    }
+
+    /// A copy of the saved ICVs, if any, leaving them saved.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<Icvs> {
+        // SAFETY: `full` is set only after `icvs` was written.
+        self.full.get().then(|| unsafe { self.icvs.get().assume_init() })
     }
 
     /// The saved ICVs, if any were saved.
@@ -338,7 +352,8 @@ impl Thread {
     pub fn change_icvs<R>(&self, f: impl FnOnce(&mut Icvs) -> R) -> R {
         let ctx = self.ctx();
         // SAFETY: a non-null `icv_save` points at the save slot of a task body running on
-        // this thread (`task::run_body` keeps it alive until it resets the pointer).
+        // this thread: on `task::run_body`'s frame, or in an if(0) task's header, alive until
+        // `run_body` / `complete_if0` resets the pointer.
         if let Some(slot) = unsafe { ctx.icv_save.as_ref() } {
             slot.put(ctx.icvs);
             ctx.icv_save = std::ptr::null();

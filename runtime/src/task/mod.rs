@@ -118,12 +118,17 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     // A task submitted for the first time is not shared yet (plain store); a running untied
     // task re-queueing itself shares `parts` with its ending execution (AcqRel).
     if t.parts.load(Ordering::Relaxed) != 0 {
-        // A running untied task queueing its next part: it went through the queued path below
-        // at first (the cut-off only runs tied tasks at once), so it holds its parent already.
-        // The next part goes on with the ICVs the task has now.
-        t.icvs.set(Some(*th.icvs()));
+        // A running untied task queueing its next part, which goes on with the ICVs the task
+        // has now.
+        t.icvs.put(*th.icvs());
         t.parts.fetch_add(1, Ordering::AcqRel);
-        schedule(th, t, may_defer(th, t));
+        let defer = may_defer(th, t);
+        if defer && t.counted.get() == Counted::Retire {
+            // Its creator ran it at once (all its parts so far ran here, above the creator),
+            // and now it leaves this stack: counted and holding its parent like a queued task.
+            promote(t);
+        }
+        schedule(th, t, defer);
         return;
     }
     // Relaxed: not shared yet; the queue hand-over publishes it.
@@ -136,16 +141,16 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         unsafe { (*t_mut).priority = p.clamp(0, crate::query::max_task_priority()) };
     }
     let defer = may_defer(th, t);
-    if deps.is_empty() && t.flags & (flags::TIED | flags::DETACHABLE) == flags::TIED && !defer {
-        // Runs to completion right here (the cut-off): like an undeferred task, it needs no
-        // count but for its own children's sake.
+    if deps.is_empty() && t.flags & flags::DETACHABLE == 0 && !defer {
+        // Runs right here (the cut-off): like an undeferred task, it needs no count but for
+        // its own children's sake (an untied one is promoted if a later part is queued).
         spawn_undeferred(t);
-        execute(th, t);
+        run_at_once(th, t);
         return;
     }
     // Queued (or waiting for its dependences): it may run on another thread, later, so it
     // takes its creator's ICVs along and holds its creator.
-    t.icvs.set(Some(*th.icvs()));
+    t.icvs.put(*th.icvs());
     task::hold_parent(t);
     count_new(t);
     if !deps.is_empty() {
@@ -180,6 +185,23 @@ fn count_new(t: &Task) {
     task::bump(&parent.created, 1);
     task::bump(&parent.spawned, 1);
     // SAFETY: a taskgroup outlives the tasks generated in it.
+    if let Some(g) = unsafe { t.group.as_ref() } {
+        g.count.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// An untied task run at once by its creator queues its next part: from now on it is counted
+/// as a child (it was counted for retirement only: `spawn_undeferred`) and holds its parent.
+/// Called on the creator's thread, where the parent is suspended beneath the task.
+fn promote(t: &Task) {
+    task::hold_parent(t);
+    t.counted.set(Counted::Full);
+    // SAFETY: the parent is alive (suspended beneath `t` on this thread).
+    let parent = unsafe { &*t.parent };
+    // Only this thread writes the parent's counters (it runs the parent); `spawned` already
+    // counts the task.
+    task::bump(&parent.created, 1);
+    // SAFETY: a taskgroup outlives the tasks generated in it. Relaxed: as in `count_new`.
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
     }
@@ -242,7 +264,7 @@ fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool, keep: bool) 
     // The body's own uses of `icv_save` ended with it (nested bodies restore theirs).
     ctx.icv_save = prev_save;
     if keep {
-        t.icvs.set(Some(ctx.icvs));
+        t.icvs.put(ctx.icvs);
     }
     if let Some(back) = saved.take() {
         ctx.icvs = back;
@@ -263,7 +285,7 @@ fn run_body_own_icvs(th: Thread, t: &'static Task, trace_id: u32, run: bool, kee
     ctx.icv_save = prev_save;
     let left = std::mem::replace(&mut ctx.icvs, back);
     if keep {
-        t.icvs.set(Some(left));
+        t.icvs.put(left);
     }
 }
 
@@ -340,6 +362,71 @@ pub(crate) fn make_ready(t: &'static Task) {
     }
 }
 
+/// Runs a task its creator runs at once (the cut-off): without dependences (so without
+/// mutexinoutset locks), not detachable, counted for retirement only.
+#[inline]
+fn run_at_once(th: Thread, t: &'static Task) {
+    let cancelled = is_cancelled(t);
+    t.state.store(State::Running as u32, Ordering::Relaxed);
+    // An untied task's next part goes on with what this part set.
+    run_body(th, t, t.trace_id, !cancelled, !t.is_tied());
+    if !retire_quietly(th, t) {
+        finish_part(t, Some(th));
+    }
+}
+
+/// Whether `t` must not run its body: its taskgroup or (with OMP_CANCELLATION) its parallel
+/// region was cancelled.
+#[inline]
+fn is_cancelled(t: &Task) -> bool {
+    cancelled_in(t.group, t.team())
+}
+
+/// Whether a task generated in taskgroup `group` (or null) of `team` must not start.
+#[inline]
+pub(crate) fn cancelled_in(group: *const TaskGroup, team: &crate::team::Team) -> bool {
+    // SAFETY: a taskgroup outlives the tasks generated in it, which the caller runs.
+    let g = unsafe { group.as_ref() };
+    g.is_some_and(|g| g.is_cancelled()) || (team.cancelled(true, 0) && crate::query::cancellation())
+}
+
+/// Ends a task its creator ran at once (the cut-off or if(0)) in the common case where nothing
+/// but this thread ever saw it: no child of it is left (every task it generated, if any, ran
+/// at once and retired quietly too: `spawned` is back at 0), it has no destructors and is not
+/// detachable. Then nobody else holds a reference (`refs` is 1), nothing registered it in a
+/// dependence map, and its fields own nothing (no child map, no mutexinoutset locks, no
+/// successors), so it is uncounted and its block goes straight back to the cache. Returns
+/// false, doing nothing, when the full completion is needed.
+#[inline]
+fn retire_quietly(th: Thread, t: &'static Task) -> bool {
+    // Relaxed loads: all these are written only by this thread (the task ran here, was never
+    // queued, and nothing else references it while `spawned` is 0).
+    if t.flags & (flags::DETACHABLE | flags::DESTRUCTORS) != 0
+        || t.spawned.load(Ordering::Relaxed) != 0
+        || t.counted.get() != Counted::Retire
+        || t.parts.load(Ordering::Relaxed) != 1
+    {
+        return false;
+    }
+    debug_assert_eq!(t.refs.load(Ordering::Relaxed), 1);
+    debug_assert!(!t.dep.tracked.load(Ordering::Relaxed));
+    t.state.store(State::Complete as u32, Ordering::Relaxed);
+    // SAFETY: the parent is the task suspended on this thread beneath `t`, alive (it runs
+    // until after `t` has ended).
+    let parent = unsafe { &*t.parent };
+    task::bump(&parent.spawned, u32::MAX);
+    if t.parent_ref.get() && parent.kind == task::Kind::Explicit {
+        // `t` took a reference on its parent when it generated a child (`hold_parent`); no
+        // descendant is left to need it. The parent's own reference stays until its body
+        // ends, after ours, so this cannot be the last one. Release: whoever frees the parent
+        // sees our last use of it.
+        parent.refs.fetch_sub(1, Ordering::Release);
+    }
+    // SAFETY: as said above, this thread holds the only reference, and drops it here.
+    unsafe { task::free_unshared(t, th.desc().task_cache()) };
+    true
+}
+
 /// Runs one part of `t` on the calling thread. False if it could not start (a
 /// mutexinoutset lock is busy; the task was put back).
 fn execute(th: Thread, t: &'static Task) -> bool {
@@ -351,11 +438,7 @@ fn execute(th: Thread, t: &'static Task) -> bool {
         t.team().tasks().put_back(TaskRef(t));
         return false;
     }
-    let cancelled = {
-        // SAFETY: a taskgroup outlives its tasks.
-        let g = unsafe { t.group.as_ref() };
-        g.is_some_and(|g| g.is_cancelled()) || (t.team().cancelled(true, 0) && crate::query::cancellation())
-    };
+    let cancelled = is_cancelled(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
     // An untied task's next part goes on with what this part set.
     run_body(th, t, t.trace_id, !cancelled, !t.is_tied());
@@ -649,9 +732,11 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     }
     t.parts.fetch_add(1, Ordering::Relaxed); // Relaxed: not shared yet.
     t.state.store(State::Running as u32, Ordering::Relaxed);
-    // What the body changes of the ICVs is undone at its end (`complete_if0`).
-    t.icvs.set(Some(*th.icvs()));
-    th.ctx().task = t;
+    // The body runs on the generating task's ICVs; what it changes is undone at its end
+    // (`complete_if0`): the first change saves them in the task's slot.
+    let ctx = th.ctx();
+    t.outer_save.set(std::mem::replace(&mut ctx.icv_save, &t.icvs));
+    ctx.task = t;
     oxiomp_instrument::task_running_if0_enter();
     oxiomp_instrument::task_execute(t.trace_id);
 }
@@ -663,10 +748,13 @@ pub fn complete_if0(th: Thread, t: &'static Task) {
     let ctx = th.ctx();
     ctx.task = t.parent;
     // The undeferred task ran in the generating task's context: what it set dies with it.
-    if let Some(i) = t.icvs.get() {
+    ctx.icv_save = t.outer_save.get();
+    if let Some(i) = t.icvs.take() {
         ctx.icvs = i;
     }
-    finish_part(t, Some(th));
+    if !retire_quietly(th, t) {
+        finish_part(t, Some(th));
+    }
 }
 
 /// `__kmpc_taskgroup`: opens a taskgroup in the current task.

@@ -23,6 +23,7 @@ use super::deps::{DepMap, DepNode};
 use super::group::TaskGroup;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::team::Team;
+use crate::thread::IcvSave;
 
 /// The task's entry: `routine(gtid, task)`.
 pub type Routine = unsafe extern "C" fn(i32, *mut KmpTask) -> i32;
@@ -137,10 +138,13 @@ pub struct Task {
     /// executing the task touches it.
     pub(crate) child_deps: UnsafeCell<Option<Box<DepMap>>>,
     /// The task's data-environment ICVs: a copy of its generating task's, taken when the task
-    /// is queued or begins as an if(0) task; None for a task its creator runs at once (it
-    /// borrows the thread's ICVs, which are the generating task's). Implicit tasks keep theirs
-    /// in the thread's context. Touched only by the thread that creates or runs the task.
-    pub(crate) icvs: Cell<Option<crate::icv::Icvs>>,
+    /// is queued; empty for a task its creator runs at once (it borrows the thread's ICVs,
+    /// which are the generating task's). An if(0) task uses the slot to save the generating
+    /// task's ICVs if its body changes them (`begin_if0`). Implicit tasks keep theirs in the
+    /// thread's context. Touched only by the thread that creates or runs the task.
+    pub(crate) icvs: IcvSave,
+    /// An if(0) task: the thread's `icv_save` when it began, restored at its end.
+    pub(crate) outer_save: Cell<*const IcvSave>,
     /// mutexinoutset locks the task holds while it runs (sorted), if any.
     pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
     /// Children completed, incremented by whoever completes one (`taskwait` waits until it
@@ -204,11 +208,38 @@ impl Task {
             dep: DepNode::new(),
             cur_group: Cell::new(std::ptr::null()),
             child_deps: UnsafeCell::new(None),
-            icvs: Cell::new(None),
+            icvs: IcvSave::new(),
+            outer_save: Cell::new(std::ptr::null()),
             mutexes: UnsafeCell::new(None),
             completed: AtomicU32::new(0),
             retired: AtomicU32::new(0),
         }
+    }
+
+    /// The header of a new explicit task of `size` bytes in `block`, a child of `parent`
+    /// (counted in its trace as created now).
+    #[inline]
+    fn child(
+        parent: &Task,
+        flags: u32,
+        id: u64,
+        block: Block,
+        size: usize,
+        routine: Option<Routine>,
+    ) -> Task {
+        let mut t = Task::blank(Kind::Explicit);
+        t.flags = flags;
+        t.id = id;
+        t.home = block.home;
+        t.trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));
+        t.parent = parent;
+        t.root = parent.root;
+        t.team = parent.team;
+        t.group = parent.cur_group.get();
+        t.cur_group = Cell::new(t.group);
+        t.depth = parent.depth + 1;
+        t.size = size;
+        t
     }
 
     /// An implicit task for a team member.
@@ -276,9 +307,7 @@ impl Task {
     /// Whether the task carries its own copy of the ICVs.
     #[inline]
     pub(crate) fn has_icvs(&self) -> bool {
-        // SAFETY: only the thread creating or running the task touches the cell, and this
-        // reads it without keeping a reference.
-        unsafe { (*self.icvs.as_ptr()).is_some() }
+        self.icvs.is_full()
     }
 
     /// Whether `self` descends from `anc` (walking parents, which children keep alive).
@@ -318,19 +347,8 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     let block = n.cache.alloc(size);
     let p = block.ptr;
     let parent = n.parent;
-    let mut t = Task::blank(Kind::Explicit);
-    t.flags = n.flags & 0xffff;
-    t.id = n.id;
-    t.home = block.home;
-    t.trace_id = oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize));
-    t.parent = parent;
-    t.root = parent.root;
-    t.team = parent.team;
-    t.group = parent.cur_group.get();
-    t.cur_group = Cell::new(t.group);
-    t.depth = parent.depth + 1;
+    let mut t = Task::child(parent, n.flags & 0xffff, n.id, block, size, n.routine);
     t.is_final = (n.flags & flags::FINAL != 0 || parent.is_final != 0) as u32;
-    t.size = size;
     // The generating task now has a child, which may outlive it: it holds its own parent.
     hold_parent(parent);
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
@@ -356,36 +374,28 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     }
 }
 
-/// Allocates a byte copy of explicit task `src` (a taskloop chunk): same size and body, its
-/// shareds pointer moved into the copy, fresh runtime state.
-pub(crate) fn duplicate(src: &Task, cache: &BlockCache, id: u64) -> &'static Task {
+/// Allocates a byte copy of explicit task `src` (a taskloop chunk) as a child of `parent` (the
+/// task running on the calling thread): same size and body, its shareds pointer moved into the
+/// copy, fresh runtime state.
+pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) -> &'static Task {
     let size = src.size;
     let block = cache.alloc(size);
     let p = block.ptr;
-    let mut t = Task::blank(Kind::Explicit);
-    t.flags = src.flags;
-    t.id = id;
-    t.home = block.home;
     // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
     // creator's when it is queued, or borrows them when it runs in place.
     // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
     let routine = unsafe { (*src.kmp()).routine };
-    t.trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));
-    t.parent = src.parent;
-    t.root = src.root;
-    t.team = src.team;
-    t.group = src.group;
-    t.cur_group = Cell::new(src.group);
-    t.depth = src.depth;
+    let mut t = Task::child(parent, src.flags, id, block, size, routine);
     t.is_final = src.is_final;
     t.priority = src.priority;
-    t.size = size;
     // SAFETY: a fresh block of `size` bytes.
     let t: &'static Task = unsafe {
         std::ptr::write(p as *mut Task, t);
         &*(p as *const Task)
     };
-    // A chunk may be queued: it holds its parent (alive: the thread running the taskloop).
+    // A chunk may be queued: it holds its parent (alive: the task running on this thread),
+    // which now has a child that may outlive it.
+    hold_parent(parent);
     hold_parent(t);
     copy_body(src, t);
     t
@@ -483,6 +493,21 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
         }
         t = parent;
     }
+}
+
+/// Frees an explicit task whose fields own nothing (see `retire_quietly`): no drop, and the
+/// block goes back to `mine`, the calling thread's cache.
+///
+/// # Safety
+/// The calling thread holds the only reference to `t` (from `alloc`) and does not use it
+/// again; `mine` is its own cache.
+pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
+    let (p, size, home) = (t as *const Task as *mut u8, t.size, t.home);
+    // Nothing to drop: the child map and the mutexinoutset locks are empty (no child, no
+    // dependence), the successor list was never pushed to (the task was never in a map).
+    // SAFETY: per the contract, the block is unreferenced; it came from `alloc` with `size`
+    // bytes.
+    unsafe { cache::free(Block { ptr: p, home }, size, Some(mine)) };
 }
 
 /// A task pointer that can travel between threads in queues.

@@ -3,6 +3,7 @@
 //! pattern with its own bounds, then finishes the pattern without running it.
 
 use super::task::{self, KmpTask, KmpTaskloop, Task};
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::thread::Thread;
 
 /// `void dup(kmp_task_t *dst, kmp_task_t *src, kmp_int32 lastpriv)`.
@@ -71,74 +72,221 @@ pub fn plan(tc: u64, nthreads: u32, sched: i32, grainsize: u64, strict: bool) ->
     }
 }
 
+/// One taskloop in flight: the pattern task and how its iterations are cut into chunks. Shared
+/// by the encountering thread and the range tasks; the last user discards the pattern.
+struct Loop {
+    pattern: &'static Task,
+    lower: u64,
+    st: i64,
+    tc: u64,
+    /// Chunks, their base size, and how many get one more iteration (see [`plan`]).
+    n: u64,
+    size: u64,
+    extras: u64,
+    /// Strict grainsize: chunks of exactly `size`, the last one shorter.
+    strict: bool,
+    lb_off: usize,
+    ub_off: usize,
+    dup: Option<DupFn>,
+    /// Chunks a range runs in place rather than splitting further.
+    leaf: u64,
+    /// The encountering call plus the range tasks not finished.
+    users: AtomicU32,
+}
+
+impl Loop {
+    /// Bounds of chunk `k` and whether it is the last one.
+    fn chunk(&self, k: u64) -> (u64, u64, i32) {
+        let (start, len) = if self.strict {
+            let start = k * self.size;
+            (start, self.size.min(self.tc - start))
+        } else {
+            (k * self.size + k.min(self.extras), self.size + (k < self.extras) as u64)
+        };
+        let lb = self.lower.wrapping_add(start.wrapping_mul(self.st as u64));
+        let ub = lb.wrapping_add((len - 1).wrapping_mul(self.st as u64));
+        (lb, ub, (k + 1 == self.n) as i32)
+    }
+
+    /// Writes chunk `k`'s bounds into `c` (a copy of the pattern) and calls the duplication
+    /// callback.
+    fn prepare(&self, c: &Task, k: u64) {
+        let (lb, ub, last) = self.chunk(k);
+        let ckt = c.kmp();
+        // SAFETY: the copy has the pattern's layout: lb/ub at the offsets checked in
+        // `taskloop`; `liter` is part of the taskloop header when the compiler uses the
+        // standard one; `dup` is the compiler's callback for this layout.
+        unsafe {
+            *((ckt as *mut u8).add(self.lb_off) as *mut u64) = lb;
+            *((ckt as *mut u8).add(self.ub_off) as *mut u64) = ub;
+            if self.lb_off == std::mem::offset_of!(KmpTaskloop, lb) {
+                (*(ckt as *mut KmpTaskloop)).liter = last;
+            }
+            if let Some(dup) = self.dup {
+                dup(ckt, self.pattern.kmp(), last);
+            }
+        }
+    }
+
+    /// Drops one user; the last one discards the pattern (its destructors run once no chunk
+    /// can be copied from it any more) and frees the loop.
+    fn release(lp: *const Loop) {
+        // SAFETY: the caller is a user, so the loop is alive until the decrement. AcqRel: the
+        // last user sees every other user's copies from the pattern before destroying it.
+        if unsafe { &*lp }.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: made by `Box::into_raw` in `taskloop`; no user is left.
+            let lp = unsafe { Box::from_raw(lp as *mut Loop) };
+            super::discard(lp.pattern);
+        }
+    }
+}
+
 /// `__kmpc_taskloop` / `__kmpc_taskloop_5`.
+///
+/// Every chunk is a task of its own (its own bounds, `dup` call and lastprivate flag), but
+/// chunks are not queued one by one: the iteration space is split in halves, recursively, and
+/// each split-off half goes to the deque as one *range task* that idle threads steal; a range
+/// of at most `leaf` chunks runs its chunks in place, one after the other in one reused block.
+/// A loop of a million one-iteration chunks costs a few queue operations per thread, not a
+/// million, and still spreads over the team.
 pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
-    let kt = pattern.kmp();
     let (lb_off, ub_off) = (a.lb_offset, a.ub_offset);
     let body = pattern.size - task::HEADER;
     if lb_off.max(ub_off) + 8 > body {
         crate::fatal(format_args!("taskloop bounds at offsets {lb_off}/{ub_off} lie outside the task"));
     }
-    let (lower, upper) = (a.lb, a.ub);
-    let tc = trip_count(lower, upper, a.st);
+    let tc = trip_count(a.lb, a.ub, a.st);
     if !a.nogroup {
         super::taskgroup_begin(th);
     }
-    let (n, size, extras) = plan(tc, th.team().nthreads, a.sched, a.grainsize, a.strict);
-    // Chunks run in place, one after another in one reused task block, when they may not be
-    // deferred or when the deque is full enough that queueing more only costs (the cut-off).
-    let mut inline: Option<&'static Task> = None;
-    let mut start = 0u64;
-    for k in 0..n {
-        let len = if a.strict && a.sched == 1 { size.min(tc - start) } else { size + (k < extras) as u64 };
-        let lb = lower.wrapping_add(start.wrapping_mul(a.st as u64));
-        let ub = lb.wrapping_add((len - 1).wrapping_mul(a.st as u64));
-        let last = (k + 1 == n) as i32;
-        start += len;
-        let defer = a.if_val && super::may_defer(th, pattern);
-        oxiomp_instrument::task_duplicating_enter();
-        let c = if defer {
-            task::duplicate(pattern, th.desc().task_cache(), super::next_id(th))
+    let nthreads = th.team().nthreads;
+    let (n, size, extras) = plan(tc, nthreads, a.sched, a.grainsize, a.strict);
+    let lp = Box::into_raw(Box::new(Loop {
+        pattern,
+        lower: a.lb,
+        st: a.st,
+        tc,
+        n,
+        size,
+        extras,
+        strict: a.strict && a.sched == 1,
+        lb_off,
+        ub_off,
+        dup: a.dup,
+        // A few ranges per thread: enough to balance, few enough to cost nothing.
+        leaf: (n / (nthreads as u64 * 8)).max(1),
+        users: AtomicU32::new(1),
+    }));
+    if n > 0 {
+        // SAFETY: we are a user: the loop is alive.
+        let l = unsafe { &*lp };
+        if a.if_val {
+            run_range(th, l, 0, n);
         } else {
-            match inline {
-                Some(c) => {
-                    task::copy_body(pattern, c);
-                    c
-                }
-                None => {
-                    let c = task::duplicate(pattern, th.desc().task_cache(), super::next_id(th));
-                    super::begin_in_place(c);
-                    *inline.insert(c)
-                }
-            }
-        };
-        let ckt = c.kmp();
-        // SAFETY: the copy has the pattern's layout: lb/ub at the same offsets; `liter` is
-        // part of the taskloop header when the compiler uses the standard one.
-        unsafe {
-            *((ckt as *mut u8).add(lb_off) as *mut u64) = lb;
-            *((ckt as *mut u8).add(ub_off) as *mut u64) = ub;
-            if lb_off == std::mem::offset_of!(KmpTaskloop, lb) {
-                (*(ckt as *mut KmpTaskloop)).liter = last;
-            }
-            if let Some(dup) = a.dup {
-                dup(ckt, kt, last);
-            }
-        }
-        oxiomp_instrument::task_duplicating_exit();
-        if defer {
-            super::submit(th, c, &mut Vec::new());
-        } else {
-            super::run_in_place(th, c);
+            run_chunks(th, l, 0, n);
         }
     }
-    if let Some(c) = inline {
-        super::discard_after_run(c);
-    }
-    super::discard(pattern);
+    Loop::release(lp);
     if !a.nogroup {
         super::taskgroup_end(th);
     }
+}
+
+/// Runs chunks `k0..k1` of the loop: splits off upper halves as range tasks while the range is
+/// longer than a leaf and tasks may be deferred, then runs the rest in place.
+fn run_range(th: Thread, l: &Loop, k0: u64, mut k1: u64) {
+    while k1 - k0 > l.leaf && super::may_defer(th, l.pattern) {
+        let mid = k0 + (k1 - k0) / 2;
+        spawn_range(th, l, mid, k1);
+        k1 = mid;
+    }
+    run_chunks(th, l, k0, k1);
+}
+
+/// Runs chunks `k0..k1` on this thread, each as an included task of the current task, in one
+/// block copied afresh from the pattern for each chunk.
+fn run_chunks(th: Thread, l: &Loop, k0: u64, k1: u64) {
+    let parent = super::current(th);
+    let group = parent.cur_group.get();
+    let mut block: Option<&'static Task> = None;
+    for k in k0..k1 {
+        if super::cancelled_in(group, parent.team()) {
+            // `cancel taskgroup` (or the region's cancellation): chunks not started are
+            // discarded.
+            break;
+        }
+        oxiomp_instrument::task_duplicating_enter();
+        let c = match block {
+            Some(c) => {
+                task::copy_body(l.pattern, c);
+                c
+            }
+            None => {
+                let c = task::duplicate(l.pattern, parent, th.desc().task_cache(), super::next_id(th));
+                super::begin_in_place(c);
+                *block.insert(c)
+            }
+        };
+        l.prepare(c, k);
+        oxiomp_instrument::task_duplicating_exit();
+        super::run_in_place(th, c);
+    }
+    if let Some(c) = block {
+        super::discard_after_run(c);
+    }
+}
+
+/// A range task's `kmp_task_t` and what it runs.
+#[repr(C)]
+struct RangeTask {
+    kmp: KmpTask,
+    lp: *const Loop,
+    k0: u64,
+    k1: u64,
+}
+
+/// Queues chunks `k0..k1` as one range task, a child of the current task.
+fn spawn_range(th: Thread, l: &Loop, k0: u64, k1: u64) {
+    // Relaxed: the encountering call (or the range task calling this) is a user, so the count
+    // cannot reach 0 meanwhile; the queue hand-over publishes the loop to the thief.
+    l.users.fetch_add(1, Ordering::Relaxed);
+    // The loop is released by the destructors thunk, which runs even when the task is
+    // cancelled before its body could.
+    let flags = task::flags::TIED | task::flags::DESTRUCTORS | (l.pattern.flags & task::flags::PRIORITY);
+    let kt = super::alloc(th, flags, std::mem::size_of::<RangeTask>(), 0, Some(run_range_task));
+    // SAFETY: allocated with room for a RangeTask; the task is not shared yet.
+    unsafe {
+        let r = kt as *mut RangeTask;
+        (*r).lp = l;
+        (*r).k0 = k0;
+        (*r).k1 = k1;
+        (*r).kmp.data1 = release_range_task as *const () as usize;
+        // The pattern's priority (clang keeps it in data2) applies to its chunks.
+        (*r).kmp.data2 = (*l.pattern.kmp()).data2;
+    }
+    // SAFETY: `kt` is the task just allocated.
+    let t = unsafe { Task::from_kmp(kt) };
+    super::submit(th, t, &mut Vec::new());
+}
+
+unsafe extern "C" fn run_range_task(gtid: i32, kt: *mut KmpTask) -> i32 {
+    // SAFETY: `spawn_range` wrote a RangeTask; the task is a user of the loop until its
+    // destructors run (`release_range_task`), after this.
+    let th = Thread::from_gtid(gtid);
+    unsafe {
+        let r = kt as *const RangeTask;
+        run_range(th, &*(*r).lp, (*r).k0, (*r).k1);
+    }
+    // The chunks are the encountering task's children: a `taskwait` there (after `nogroup`)
+    // must find them all complete, so a range completes only with the ranges it split off.
+    super::taskwait(th);
+    0
+}
+
+unsafe extern "C" fn release_range_task(_gtid: i32, kt: *mut KmpTask) -> i32 {
+    // SAFETY: `spawn_range` wrote a RangeTask; destructors run once per task.
+    Loop::release(unsafe { (*(kt as *const RangeTask)).lp });
+    0
 }
 
 #[cfg(all(test, not(loom)))]

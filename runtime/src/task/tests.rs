@@ -211,3 +211,59 @@ fn children_of_undeferred_tasks_hold_the_barrier() {
         });
     }
 }
+
+/// An untied task its creator ran at once (the deque was full) whose next part is queued after
+/// all (a task was taken off the deque meanwhile) is then counted as a child: `taskwait` waits
+/// for that part. Thread 1 stays away from the deque until the end, so the counts are exact.
+#[test]
+fn untied_task_run_at_once_then_queued_is_waited_for() {
+    /// Part 0 makes room in the deque and queues part 1 (as clang's untied entry re-queues
+    /// itself); part 1 counts itself in the counter behind the `kmp_task_t`.
+    unsafe extern "C" fn untied_entry(gtid: i32, kt: *mut KmpTask) -> i32 {
+        let th = Thread::from_gtid(gtid);
+        // SAFETY: the test allocated room for a counter pointer after the kmp_task_t.
+        unsafe {
+            if (*kt).part_id == 0 {
+                assert!(run_one(th), "the full deque has a task to run");
+                (*kt).part_id = 1;
+                submit(th, Task::from_kmp(kt), &mut Vec::new());
+            } else {
+                (*(*(kt.add(1) as *const *const AtomicU32))).fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        0
+    }
+    let small = Arc::new(AtomicU32::new(0));
+    let part1 = AtomicU32::new(0);
+    let release = AtomicBool::new(false);
+    parallel(Some(2), |tid| {
+        let th = Thread::current();
+        if tid == 1 {
+            while !release.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            return;
+        }
+        for _ in 0..CUTOFF {
+            let s = small.clone();
+            spawn(th, &[], move || {
+                s.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        assert_eq!(th.team().tasks().own_len(0), CUTOFF, "the deque is full");
+        let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<*const AtomicU32>();
+        let kt = alloc(th, 0, size, 0, Some(untied_entry));
+        // SAFETY: room for the pointer was allocated; the task is not submitted yet.
+        unsafe { *(kt.add(1) as *mut *const AtomicU32) = &part1 };
+        // SAFETY: just allocated.
+        submit(th, unsafe { Task::from_kmp(kt) }, &mut Vec::new());
+        assert_eq!(small.load(Ordering::Relaxed), 1, "part 0 ran at once and took one task");
+        assert_eq!(part1.load(Ordering::Relaxed), 0, "part 1 was queued");
+        let created = current(th).created.load(Ordering::Relaxed);
+        assert_eq!(created, CUTOFF as u32 + 1, "the queued part counts as a child");
+        taskwait(th);
+        assert_eq!(part1.load(Ordering::Relaxed), 1, "taskwait waited for the queued part");
+        assert_eq!(small.load(Ordering::Relaxed), CUTOFF as u32);
+        release.store(true, Ordering::Release);
+    });
+}
