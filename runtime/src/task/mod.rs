@@ -119,14 +119,21 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     // task re-queueing itself shares `parts` with its ending execution (AcqRel).
     if t.parts.load(Ordering::Relaxed) != 0 {
         // A running untied task queueing its next part, which goes on with the ICVs the task
-        // has now.
-        t.icvs.put(*th.icvs());
+        // has now: the thread's. Queued, it takes a copy along; run at once, right here, it
+        // borrows them like any task run at once (the copy from an earlier queued part, if
+        // any, is stale: dropped).
         t.parts.fetch_add(1, Ordering::AcqRel);
         let defer = may_defer(th, t);
-        if defer && t.counted.get() == Counted::Retire {
-            // Its creator ran it at once (all its parts so far ran here, above the creator),
-            // and now it leaves this stack: counted and holding its parent like a queued task.
-            promote(t);
+        if defer {
+            t.icvs.put(*th.icvs());
+            if t.counted.get() == Counted::Retire {
+                // Its creator ran it at once (all its parts so far ran here, above the
+                // creator), and now it leaves this stack: counted and holding its parent like
+                // a queued task.
+                promote(t);
+            }
+        } else {
+            t.icvs.take();
         }
         schedule(th, t, defer);
         return;
@@ -238,7 +245,7 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     // Each chunk run in place is a task of its own in the trace.
     // SAFETY: the task's own kmp_task_t.
     let id = oxiomp_instrument::task_created(unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize));
-    run_body(th, t, id, true, false);
+    run_body(th, t, id, true);
     run_destructors(t);
 }
 
@@ -247,12 +254,12 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
 /// tasks) swaps them in and out. A task without one (run at once by its creator) borrows the
 /// thread's ICVs, which are its creator's: `icv_save` points at a slot on this stack frame, and
 /// only a body that changes an ICV pays for the copy (`Thread::change_icvs`), restored here.
-/// When `keep` (an untied task, whose next part goes on with them), the ICVs the body left
-/// behind become the task's own.
+/// (An untied task's next part goes on with the ICVs its previous part had when it queued it:
+/// `submit` takes them then.)
 #[inline]
-fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool, keep: bool) {
+fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
     if t.has_icvs() {
-        return run_body_own_icvs(th, t, trace_id, run, keep);
+        return run_body_own_icvs(th, t, trace_id, run);
     }
     let ctx = th.ctx();
     let prev_task = std::mem::replace(&mut ctx.task, t);
@@ -263,9 +270,6 @@ fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool, keep: bool) 
     ctx.task = prev_task;
     // The body's own uses of `icv_save` ended with it (nested bodies restore theirs).
     ctx.icv_save = prev_save;
-    if keep {
-        t.icvs.put(ctx.icvs);
-    }
     if let Some(back) = saved.take() {
         ctx.icvs = back;
     }
@@ -273,7 +277,7 @@ fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool, keep: bool) 
 
 /// `run_body` for a task that carries its own ICVs: swapped in, and the thread's swapped back.
 #[cold]
-fn run_body_own_icvs(th: Thread, t: &'static Task, trace_id: u32, run: bool, keep: bool) {
+fn run_body_own_icvs(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
     let ctx = th.ctx();
     let prev_task = std::mem::replace(&mut ctx.task, t);
     let mine = t.icvs.get().unwrap_or(ctx.icvs);
@@ -283,10 +287,7 @@ fn run_body_own_icvs(th: Thread, t: &'static Task, trace_id: u32, run: bool, kee
     let ctx = th.ctx();
     ctx.task = prev_task;
     ctx.icv_save = prev_save;
-    let left = std::mem::replace(&mut ctx.icvs, back);
-    if keep {
-        t.icvs.put(left);
-    }
+    ctx.icvs = back;
 }
 
 /// Calls the task's routine (when `run`), recording its execution.
@@ -368,8 +369,7 @@ pub(crate) fn make_ready(t: &'static Task) {
 fn run_at_once(th: Thread, t: &'static Task) {
     let cancelled = is_cancelled(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
-    // An untied task's next part goes on with what this part set.
-    run_body(th, t, t.trace_id, !cancelled, !t.is_tied());
+    run_body(th, t, t.trace_id, !cancelled);
     if !retire_quietly(th, t) {
         finish_part(t, Some(th));
     }
@@ -440,8 +440,7 @@ fn execute(th: Thread, t: &'static Task) -> bool {
     }
     let cancelled = is_cancelled(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
-    // An untied task's next part goes on with what this part set.
-    run_body(th, t, t.trace_id, !cancelled, !t.is_tied());
+    run_body(th, t, t.trace_id, !cancelled);
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
         // A member of the same mutexinoutset group may have been put back meanwhile: a
