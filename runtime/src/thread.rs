@@ -137,6 +137,17 @@ impl IcvSave {
         IcvSave { full: Cell::new(false), icvs: Cell::new(std::mem::MaybeUninit::uninit()) }
     }
 
+    /// Makes the slot at `p` an empty one without writing the (uninitialised) ICV bytes.
+    ///
+    /// # Safety
+    /// `p` is valid for writes and holds no live slot.
+    #[inline]
+    pub(crate) unsafe fn init_empty(p: *mut IcvSave) {
+        // SAFETY: per the contract; `icvs` may stay uninitialised (it is a MaybeUninit), and
+        // `full` false says so.
+        unsafe { std::ptr::addr_of_mut!((*p).full).write(Cell::new(false)) };
+    }
+
     pub(crate) fn put(&self, icvs: Icvs) {
         self.icvs.set(std::mem::MaybeUninit::new(icvs));
         self.full.set(true);

@@ -21,10 +21,39 @@ struct FreeBlock {
     next: *mut FreeBlock,
 }
 
+/// A free list of one class, owner only: blocks linked through their first word.
+struct LocalList {
+    head: *mut FreeBlock,
+    len: usize,
+}
+
+impl LocalList {
+    #[inline]
+    fn pop(&mut self) -> Option<*mut u8> {
+        let n = self.head;
+        if n.is_null() {
+            return None;
+        }
+        // SAFETY: blocks on the list are free blocks owned by this cache.
+        self.head = unsafe { (*n).next };
+        self.len -= 1;
+        Some(n as *mut u8)
+    }
+
+    #[inline]
+    fn push(&mut self, p: *mut u8) {
+        let n = p as *mut FreeBlock;
+        // SAFETY: the block is free, ours, and at least pointer-sized and aligned.
+        unsafe { (*n).next = self.head };
+        self.head = n;
+        self.len += 1;
+    }
+}
+
 /// One thread's cache of task blocks (lives in its descriptor, never freed).
 pub(crate) struct BlockCache {
     /// Owner only.
-    local: UnsafeCell<[Vec<*mut u8>; CLASSES.len()]>,
+    local: UnsafeCell<[LocalList; CLASSES.len()]>,
     remote: [AtomicPtr<FreeBlock>; CLASSES.len()],
 }
 
@@ -34,8 +63,11 @@ unsafe impl Sync for BlockCache {}
 // SAFETY: as above.
 unsafe impl Send for BlockCache {}
 
+/// The class of blocks of `size` bytes (the smallest power of two from 256 that holds it).
+#[inline]
 fn class_of(size: usize) -> Option<usize> {
-    CLASSES.iter().position(|&c| size <= c)
+    let c = (usize::BITS - size.saturating_sub(1).leading_zeros()).saturating_sub(8) as usize;
+    (c < CLASSES.len()).then_some(c)
 }
 
 fn class_layout(class: usize) -> Layout {
@@ -54,12 +86,13 @@ pub(crate) struct Block {
 impl BlockCache {
     pub(crate) fn new() -> BlockCache {
         BlockCache {
-            local: UnsafeCell::new(Default::default()),
+            local: UnsafeCell::new(std::array::from_fn(|_| LocalList { head: std::ptr::null_mut(), len: 0 })),
             remote: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
         }
     }
 
     /// A block of at least `size` bytes, 16-aligned. The caller is this cache's owner.
+    #[inline]
     pub(crate) fn alloc(&self, size: usize) -> Block {
         let Some(c) = class_of(size) else {
             return Block { ptr: system_alloc(layout(size)), home: std::ptr::null() };
@@ -69,6 +102,15 @@ impl BlockCache {
         if let Some(p) = local.pop() {
             return Block { ptr: p, home: self };
         }
+        self.refill(c)
+    }
+
+    /// The local list of class `c` is empty: takes the blocks other threads gave back, or a
+    /// new one from the system.
+    #[cold]
+    fn refill(&self, c: usize) -> Block {
+        // SAFETY: the owner is the only thread touching `local`.
+        let local = unsafe { &mut (*self.local.get())[c] };
         // Acquire: pairs with the Release of the pushes, whose blocks we now own.
         let mut n = self.remote[c].swap(std::ptr::null_mut(), Ordering::Acquire);
         while !n.is_null() {
@@ -121,7 +163,7 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
     if mine {
         // SAFETY: we are the owner.
         let local = unsafe { &mut (*home.local.get())[c] };
-        if local.len() < LOCAL_MAX {
+        if local.len < LOCAL_MAX {
             local.push(b.ptr);
         } else {
             // SAFETY: the block came from the system with this class's layout.
@@ -140,5 +182,45 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
             Ok(_) => return,
             Err(h) => head = h,
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_the_smallest_that_fit() {
+        for size in 0..=3000usize {
+            let want = CLASSES.iter().position(|&c| size <= c);
+            assert_eq!(class_of(size), want, "size {size}");
+        }
+    }
+
+    #[test]
+    fn blocks_are_reused_last_in_first_out_and_come_back_from_other_threads() {
+        let cache = Box::leak(Box::new(BlockCache::new()));
+        let a = cache.alloc(300);
+        let b = cache.alloc(300);
+        assert_ne!(a.ptr, b.ptr);
+        // SAFETY: both came from this cache with this size and are unused.
+        unsafe {
+            free(a, 300, Some(cache));
+            free(b, 300, Some(cache));
+        }
+        assert_eq!(cache.alloc(400).ptr, b.ptr, "the block freed last is reused first");
+        assert_eq!(cache.alloc(512).ptr, a.ptr);
+        // A block freed by another thread goes to the remote stack, then back to the owner.
+        let c = cache.alloc(300);
+        let (addr, home) = (c.ptr as usize, c.home as usize);
+        std::thread::spawn(move || {
+            let c = Block { ptr: addr as *mut u8, home: home as *const BlockCache };
+            // SAFETY: the block is unused; this thread is not the owner (no `mine`, no
+            // descriptor: the remote path).
+            unsafe { free(c, 300, None) };
+        })
+        .join()
+        .unwrap();
+        assert_eq!(cache.alloc(300).ptr as usize, addr);
     }
 }

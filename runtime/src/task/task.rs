@@ -216,30 +216,98 @@ impl Task {
         }
     }
 
-    /// The header of a new explicit task of `size` bytes in `block`, a child of `parent`
-    /// (counted in its trace as created now).
+    /// Writes the header of a new explicit task, a child of `parent`, at the start of `block`
+    /// (`size` bytes), field by field: building a `Task` value and moving it there costs a
+    /// second pass over its 300 bytes (and the compiler zeroes the ICV slot's uninitialised
+    /// bytes on the way). Every field is written here but the ICV slot's contents, which
+    /// `IcvSave::init_empty` leaves uninitialised; [`Task::fields`] lists them all, so that a
+    /// new field cannot be forgotten.
+    ///
+    /// # Safety
+    /// `block.ptr` is valid for writes of `HEADER` bytes, 16-aligned, and not in use.
     #[inline]
-    fn child(
+    unsafe fn write_child(
+        block: Block,
         parent: &Task,
         flags: u32,
         id: u64,
-        block: Block,
         size: usize,
-        routine: Option<Routine>,
-    ) -> Task {
-        let mut t = Task::blank(Kind::Explicit);
-        t.flags = flags;
-        t.id = id;
-        t.home = block.home;
-        t.trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));
-        t.parent = parent;
-        t.root = parent.root;
-        t.team = parent.team;
-        t.group = parent.cur_group.get();
-        t.cur_group = Cell::new(t.group);
-        t.depth = parent.depth + 1;
-        t.size = size;
-        t
+        trace_id: u32,
+    ) -> &'static Task {
+        use std::ptr::addr_of_mut;
+        let p = block.ptr as *mut Task;
+        let group = parent.cur_group.get();
+        // SAFETY: per the contract, each field lies inside the block; writes do not read or
+        // drop the old (uninitialised) contents.
+        unsafe {
+            addr_of_mut!((*p).kind).write(Kind::Explicit);
+            addr_of_mut!((*p).flags).write(flags);
+            addr_of_mut!((*p).state).write(AtomicU32::new(State::Created as u32));
+            addr_of_mut!((*p).priority).write(0);
+            addr_of_mut!((*p).id).write(id);
+            addr_of_mut!((*p).trace_id).write(trace_id);
+            addr_of_mut!((*p).parent).write(parent);
+            addr_of_mut!((*p).root).write(parent.root);
+            addr_of_mut!((*p).team).write(parent.team);
+            addr_of_mut!((*p).group).write(group);
+            addr_of_mut!((*p).depth).write(parent.depth + 1);
+            addr_of_mut!((*p).is_final).write(parent.is_final);
+            addr_of_mut!((*p).size).write(size);
+            addr_of_mut!((*p).home).write(block.home);
+            addr_of_mut!((*p).created).write(AtomicU32::new(0));
+            addr_of_mut!((*p).spawned).write(AtomicU32::new(0));
+            addr_of_mut!((*p).counted).write(Cell::new(Counted::No));
+            addr_of_mut!((*p).parent_ref).write(Cell::new(false));
+            addr_of_mut!((*p).refs).write(AtomicU32::new(1));
+            addr_of_mut!((*p).parts).write(AtomicU32::new(0));
+            addr_of_mut!((*p).event).write(AtomicU32::new(0));
+            addr_of_mut!((*p).dep).write(DepNode::new());
+            addr_of_mut!((*p).cur_group).write(Cell::new(group));
+            addr_of_mut!((*p).child_deps).write(UnsafeCell::new(None));
+            IcvSave::init_empty(addr_of_mut!((*p).icvs));
+            addr_of_mut!((*p).outer_save).write(Cell::new(std::ptr::null()));
+            addr_of_mut!((*p).mutexes).write(UnsafeCell::new(None));
+            addr_of_mut!((*p).completed).write(AtomicU32::new(0));
+            addr_of_mut!((*p).retired).write(AtomicU32::new(0));
+            &*p
+        }
+    }
+
+    /// Names every field of `Task`, without `..`: adding a field breaks the build here, as a
+    /// reminder to initialise it in [`Task::write_child`] and [`Task::blank`].
+    #[allow(dead_code)]
+    fn fields(self) {
+        let Task {
+            kind: _,
+            flags: _,
+            state: _,
+            priority: _,
+            id: _,
+            trace_id: _,
+            parent: _,
+            root: _,
+            team: _,
+            group: _,
+            depth: _,
+            is_final: _,
+            size: _,
+            home: _,
+            created: _,
+            spawned: _,
+            counted: _,
+            parent_ref: _,
+            refs: _,
+            parts: _,
+            event: _,
+            dep: _,
+            cur_group: _,
+            child_deps: _,
+            icvs: _,
+            outer_save: _,
+            mutexes: _,
+            completed: _,
+            retired: _,
+        } = self;
     }
 
     /// An implicit task for a team member.
@@ -347,14 +415,18 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     let block = n.cache.alloc(size);
     let p = block.ptr;
     let parent = n.parent;
-    let mut t = Task::child(parent, n.flags & 0xffff, n.id, block, size, n.routine);
-    t.is_final = (n.flags & flags::FINAL != 0 || parent.is_final != 0) as u32;
-    // The generating task now has a child, which may outlive it: it holds its own parent.
-    hold_parent(parent);
+    let trace_id = oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize));
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
     // `kmp_task_t` fit (HEADER + 40 <= size).
+    let t = unsafe { Task::write_child(block, parent, n.flags & 0xffff, n.id, size, trace_id) };
+    if n.flags & flags::FINAL != 0 {
+        // SAFETY: the task is not shared yet.
+        unsafe { (*(t as *const Task as *mut Task)).is_final = 1 };
+    }
+    // The generating task now has a child, which may outlive it: it holds its own parent.
+    hold_parent(parent);
+    // SAFETY: as above.
     unsafe {
-        std::ptr::write(p as *mut Task, t);
         let kt = p.add(HEADER) as *mut KmpTask;
         std::ptr::write(
             kt,
@@ -370,8 +442,8 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
                 data2: 0,
             },
         );
-        &*(p as *const Task)
     }
+    t
 }
 
 /// Allocates a byte copy of explicit task `src` (a taskloop chunk) as a child of `parent` (the
@@ -380,19 +452,19 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
 pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) -> &'static Task {
     let size = src.size;
     let block = cache.alloc(size);
-    let p = block.ptr;
     // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
     // creator's when it is queued, or borrows them when it runs in place.
     // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
     let routine = unsafe { (*src.kmp()).routine };
-    let mut t = Task::child(parent, src.flags, id, block, size, routine);
-    t.is_final = src.is_final;
-    t.priority = src.priority;
-    // SAFETY: a fresh block of `size` bytes.
-    let t: &'static Task = unsafe {
-        std::ptr::write(p as *mut Task, t);
-        &*(p as *const Task)
-    };
+    let trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));
+    // SAFETY: a fresh block of `size` bytes, 16-aligned.
+    let t = unsafe { Task::write_child(block, parent, src.flags, id, size, trace_id) };
+    // SAFETY: the task is not shared yet.
+    unsafe {
+        let tm = t as *const Task as *mut Task;
+        (*tm).is_final = src.is_final;
+        (*tm).priority = src.priority;
+    }
     // A chunk may be queued: it holds its parent (alive: the task running on this thread),
     // which now has a child that may outlive it.
     hold_parent(parent);
