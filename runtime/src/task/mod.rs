@@ -158,7 +158,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     // Queued (or waiting for its dependences): it may run on another thread, later, so it
     // takes its creator's ICVs along and holds its creator.
     t.icvs.put(*th.icvs());
-    task::hold_parent(t);
+    task::hold_ancestors(t);
     count_new(t);
     if !deps.is_empty() {
         oxiomp_instrument::task_check_deps_enter();
@@ -201,7 +201,7 @@ fn count_new(t: &Task) {
 /// as a child (it was counted for retirement only: `spawn_undeferred`) and holds its parent.
 /// Called on the creator's thread, where the parent is suspended beneath the task.
 fn promote(t: &Task) {
-    task::hold_parent(t);
+    task::hold_ancestors(t);
     t.counted.set(Counted::Full);
     // SAFETY: the parent is alive (suspended beneath `t` on this thread).
     let parent = unsafe { &*t.parent };
@@ -391,18 +391,19 @@ pub(crate) fn cancelled_in(group: *const TaskGroup, team: &crate::team::Team) ->
 }
 
 /// Ends a task its creator ran at once (the cut-off or if(0)) in the common case where nothing
-/// but this thread ever saw it: no child of it is left (every task it generated, if any, ran
-/// at once and retired quietly too: `spawned` is back at 0), it has no destructors and is not
-/// detachable. Then nobody else holds a reference (`refs` is 1), nothing registered it in a
-/// dependence map, and its fields own nothing (no child map, no mutexinoutset locks, no
-/// successors), so it is uncounted and its block goes straight back to the cache. Returns
-/// false, doing nothing, when the full completion is needed.
+/// but this thread ever saw it: every task it generated, if any, ran at once and retired
+/// quietly too (`spawned` is back at 0; nothing made it hold its parent), it has no
+/// destructors and is not detachable. Then nobody else holds a reference (`refs` is 1),
+/// nothing registered it in a dependence map, and its fields own nothing (no child map, no
+/// mutexinoutset locks, no successors), so it is uncounted and its block goes straight back
+/// to the cache. Returns false, doing nothing, when the full completion is needed.
 #[inline]
 fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     // Relaxed loads: all these are written only by this thread (the task ran here, was never
     // queued, and nothing else references it while `spawned` is 0).
     if t.flags & (flags::DETACHABLE | flags::DESTRUCTORS) != 0
         || t.spawned.load(Ordering::Relaxed) != 0
+        || t.parent_ref.get()
         || t.counted.get() != Counted::Retire
         || t.parts.load(Ordering::Relaxed) != 1
     {
@@ -411,17 +412,8 @@ fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     debug_assert_eq!(t.refs.load(Ordering::Relaxed), 1);
     debug_assert!(!t.dep.tracked.load(Ordering::Relaxed));
     t.state.store(State::Complete as u32, Ordering::Relaxed);
-    // SAFETY: the parent is the task suspended on this thread beneath `t`, alive (it runs
-    // until after `t` has ended).
-    let parent = unsafe { &*t.parent };
-    task::bump(&parent.spawned, u32::MAX);
-    if t.parent_ref.get() && parent.kind == task::Kind::Explicit {
-        // `t` took a reference on its parent when it generated a child (`hold_parent`); no
-        // descendant is left to need it. The parent's own reference stays until its body
-        // ends, after ours, so this cannot be the last one. Release: whoever frees the parent
-        // sees our last use of it.
-        parent.refs.fetch_sub(1, Ordering::Release);
-    }
+    // SAFETY: the parent is the task suspended on this thread beneath `t`, alive.
+    task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
     // SAFETY: as said above, this thread holds the only reference, and drops it here.
     unsafe { task::free_unshared(t, th.desc().task_cache()) };
     true
@@ -724,7 +716,7 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     // Counted for retirement only: it completes before the encountering task goes on; a
     // detachable one may complete later, on another thread, and is counted as a child.
     if t.flags & flags::DETACHABLE != 0 {
-        task::hold_parent(t);
+        task::hold_ancestors(t);
         count_new(t);
     } else {
         spawn_undeferred(t);

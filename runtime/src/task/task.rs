@@ -124,7 +124,7 @@ pub struct Task {
     pub(crate) spawned: AtomicU32,
     /// How the task is counted in its parent (`Counted`).
     pub(crate) counted: Cell<Counted>,
-    /// Whether the task holds a reference on its parent (see [`hold_parent`]).
+    /// Whether the task holds a reference on its parent (see [`hold_ancestors`]).
     pub(crate) parent_ref: Cell<bool>,
     pub(crate) refs: AtomicU32,
     pub(crate) parts: AtomicU32,
@@ -423,8 +423,6 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
         // SAFETY: the task is not shared yet.
         unsafe { (*(t as *const Task as *mut Task)).is_final = 1 };
     }
-    // The generating task now has a child, which may outlive it: it holds its own parent.
-    hold_parent(parent);
     // SAFETY: as above.
     unsafe {
         let kt = p.add(HEADER) as *mut KmpTask;
@@ -465,10 +463,8 @@ pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) 
         (*tm).is_final = src.is_final;
         (*tm).priority = src.priority;
     }
-    // A chunk may be queued: it holds its parent (alive: the task running on this thread),
-    // which now has a child that may outlive it.
-    hold_parent(parent);
-    hold_parent(t);
+    // Chunks run in place, before the parent goes on: like any task run at once, the block
+    // holds its parent only once a descendant is queued (`hold_ancestors`).
     copy_body(src, t);
     t
 }
@@ -511,25 +507,31 @@ pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
     }
 }
 
-/// Makes `t` hold a reference on its parent, once: when `t` may outlive the parent's
-/// suspension on the calling thread (it is queued, has dependences, is untied or detachable)
-/// or may leave descendants that do (it generates a child: their retirement walks up through
-/// `t` to its parent). A task run at once that generates nothing never needs one: its parent
-/// is suspended beneath it on this thread until it completes. Called by the thread running
-/// `t`'s parent or `t` itself, while the parent is alive.
-#[inline]
-pub(crate) fn hold_parent(t: &Task) {
-    if t.parent_ref.get() {
-        return;
-    }
-    t.parent_ref.set(true);
-    // SAFETY: the parent is alive (see above); implicit tasks are not counted.
-    if let Some(parent) = unsafe { t.parent.as_ref() }
-        && parent.kind == Kind::Explicit
-    {
+/// `t` may now outlive the suspension of its parent on the calling thread (it is queued, waits
+/// for dependences or for its detach event): it holds a reference on its parent, and so does
+/// each ancestor that may now end before `t` retires through it, up to the first that already
+/// holds its own. Tasks run at once (the cut-off, if(0), taskloop chunks in place) hold none
+/// until a descendant of theirs is counted this way: their parent is suspended beneath them on
+/// this thread until they end, and if nothing they generated is left, nothing walks up
+/// through them afterwards. A queued task takes its reference here when it is queued, so the
+/// walk stops at it: a task holding its parent has every ancestor up to the next queued one
+/// (or implicit task) holding theirs. Called by the thread running `t`'s parent, while the
+/// ancestors are alive (suspended beneath on this thread, or held).
+pub(crate) fn hold_ancestors(t: &Task) {
+    let mut x = t;
+    while !x.parent_ref.get() {
+        x.parent_ref.set(true);
+        // SAFETY: the parent is alive (see above).
+        let Some(parent) = (unsafe { x.parent.as_ref() }) else {
+            return;
+        };
+        if parent.kind != Kind::Explicit {
+            return; // Implicit tasks live in their team: not counted.
+        }
         // Relaxed: the parent is running on this thread or suspended beneath it; the
         // reference is released with AcqRel in `release_ref`.
         parent.refs.fetch_add(1, Ordering::Relaxed);
+        x = parent;
     }
 }
 

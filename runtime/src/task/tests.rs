@@ -267,3 +267,69 @@ fn untied_task_run_at_once_then_queued_is_waited_for() {
         release.store(true, Ordering::Release);
     });
 }
+
+/// A task queued by a grandchild run at once (both levels ran at once because the deque was
+/// full) makes the whole chain hold on: the task run at once holds its parent and so does the
+/// middle one, so that the queued task's retirement can walk up through them after they and
+/// their queued ancestor have ended.
+#[test]
+fn a_task_queued_below_tasks_run_at_once_holds_the_chain() {
+    let release = Arc::new(AtomicBool::new(false));
+    let ran = Arc::new(AtomicU32::new(0));
+    let (r2, ran2) = (release.clone(), ran.clone());
+    parallel(Some(2), move |tid| {
+        let th = Thread::current();
+        if tid == 1 {
+            while !r2.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            return;
+        }
+        let ran = ran2.clone();
+        // P: queued (the deque is empty), run by the taskwait below.
+        spawn(th, &[], move || {
+            let th = Thread::current();
+            let p: &Task = current(th);
+            for _ in 0..CUTOFF {
+                let r = ran.clone();
+                spawn(th, &[], move || {
+                    r.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            let ran = ran.clone();
+            // t and c run at once (the deque is full).
+            spawn(th, &[], move || {
+                let th = Thread::current();
+                let ran = ran.clone();
+                spawn(th, &[], move || {
+                    let th = Thread::current();
+                    let c: &Task = current(th);
+                    // SAFETY: c's parent t is suspended beneath it, alive.
+                    let t = unsafe { &*c.parent };
+                    assert!(!t.parent_ref.get() && !c.parent_ref.get(), "run at once: no references");
+                    assert!(run_one(th), "make room in the deque");
+                    let p_before = p_refs(t);
+                    let r = ran.clone();
+                    spawn(th, &[], move || {
+                        r.fetch_add(100, Ordering::Relaxed);
+                    });
+                    assert!(c.parent_ref.get(), "c holds t");
+                    assert!(t.parent_ref.get(), "t holds P");
+                    assert_eq!(t.refs.load(Ordering::Relaxed), 2, "t: its own reference and c's");
+                    assert_eq!(p_refs(t), p_before + 1, "P: one more, t's");
+                });
+            });
+            let _ = p;
+        });
+        taskwait(th);
+        r2.store(true, Ordering::Release);
+    });
+    // The region's end waited for every descendant.
+    assert_eq!(ran.load(Ordering::Relaxed), CUTOFF as u32 + 100, "every task ran once");
+}
+
+/// The reference count of `t`'s parent.
+fn p_refs(t: &Task) -> u32 {
+    // SAFETY: the parent is suspended beneath `t`, alive.
+    unsafe { &*t.parent }.refs.load(Ordering::Relaxed)
+}
