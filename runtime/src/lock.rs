@@ -22,9 +22,14 @@
 //! futex mutex: a sleeper always leaves CONTENDED behind, so the release after it went to
 //! sleep cannot miss it.)
 
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+
+use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::sync::futex;
 use crate::sync::wait::Spin;
+
+/// Most `spin_loop` hints a contended waiter makes between two looks at a lock word.
+const MAX_BACKOFF: u32 = 64;
 
 const MARK: u32 = 0x6c6f_0000; // "lo"
 const UNLOCKED: u32 = MARK;
@@ -74,6 +79,11 @@ impl OwnedMutex {
     #[cold]
     fn acquire_contended(&self, unlocked: u32, me: u32) {
         let mut spin = Spin::new();
+        // Exponential backoff between looks at the word: each look pulls the holder's cache
+        // line over, and a holder that releases and re-acquires at once (a loop around a
+        // critical section) then pays a cache-line transfer per acquisition; looking less
+        // often lets it keep the line while its critical sections are short.
+        let mut backoff = 1u32;
         loop {
             for _ in 0..Spin::POLLS {
                 if state_of(self.0.load(Ordering::Relaxed)) == unlocked
@@ -81,7 +91,10 @@ impl OwnedMutex {
                 {
                     return;
                 }
-                std::hint::spin_loop();
+                for _ in 0..backoff {
+                    std::hint::spin_loop();
+                }
+                backoff = (backoff * 2).min(MAX_BACKOFF);
             }
             if !spin.idle_round() {
                 break;
@@ -222,27 +235,71 @@ impl LockWord {
     }
 }
 
-/// The compiler's 32-byte `kmp_critical_name`, zero-initialised static storage, seen as a lock:
-/// the mutex and its owner in the first 8 bytes (all zero = unlocked, so no initialisation is
-/// needed).
+/// The compiler's 32-byte `kmp_critical_name`, zero-initialised static storage: the first 8
+/// bytes point at the section's lock, allocated on first use (null until then).
+///
+/// The lock does not live in the name itself: clang places the name in the program's `.bss`,
+/// next to whatever globals the program has (in the EPCC benchmark, the delay length every
+/// thread reads inside the section), and a lock word there makes every acquisition invalidate
+/// that line in the other cores' caches. On a cache line of its own, reached through a pointer
+/// that is only ever read after its first store, it does not. (libomp does the same; gcc's
+/// unnamed critical uses a lock inside libgomp.) Locks are never freed, as critical names live
+/// as long as the program.
 #[repr(C, align(8))]
 pub struct CriticalName {
-    word: OwnedMutex,
-    _unused: [u32; 6],
+    lock: AtomicPtr<CachePadded<OwnedMutex>>,
+    _unused: [u64; 3],
 }
 
 impl CriticalName {
+    /// A name as the compiler provides it: all zero.
+    pub const fn new() -> CriticalName {
+        CriticalName { lock: AtomicPtr::new(std::ptr::null_mut()), _unused: [0; 3] }
+    }
+
+    /// The section's lock.
+    #[inline]
+    fn word(&self) -> &OwnedMutex {
+        // Acquire: pairs with the installing CAS (AcqRel), so the lock's initial state is
+        // visible.
+        let p = self.lock.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer was installed by `install` and is never freed.
+        match unsafe { p.as_ref() } {
+            Some(l) => l,
+            None => self.install(),
+        }
+    }
+
+    /// First use: allocates the lock and installs it, unless another thread was first.
+    #[cold]
+    fn install(&self) -> &OwnedMutex {
+        let mine = Box::into_raw(Box::new(CachePadded::new(OwnedMutex(AtomicU64::new(0)))));
+        // AcqRel: publishes our lock's initial state (Release), or sees the winner's (Acquire).
+        match self.lock.compare_exchange(std::ptr::null_mut(), mine, Ordering::AcqRel, Ordering::Acquire) {
+            // SAFETY: just installed; never freed.
+            Ok(_) => unsafe { &*mine },
+            Err(theirs) => {
+                // SAFETY: ours was never shared; theirs is installed and never freed.
+                unsafe {
+                    drop(Box::from_raw(mine));
+                    &*theirs
+                }
+            }
+        }
+    }
+
     /// Enters the critical section named by `self` for thread `gtid`.
     #[inline]
     pub fn enter(&self, gtid: i32) -> Result<(), LockMisuse> {
         let me = gtid as u32 + 1;
-        if let Err(w) = self.word.try_acquire(0, me) {
+        let word = self.word();
+        if let Err(w) = word.try_acquire(0, me) {
             if owner_of(w) == me {
                 return Err(
                     "the calling thread is already inside a critical section of this name: it would wait forever",
                 );
             }
-            self.word.acquire_contended(0, me);
+            word.acquire_contended(0, me);
         }
         Ok(())
     }
@@ -250,9 +307,15 @@ impl CriticalName {
     /// Leaves the critical section.
     #[inline]
     pub fn exit(&self, gtid: i32) -> Result<(), LockMisuse> {
-        self.word
+        self.word()
             .release(0, gtid as u32 + 1)
             .map_err(|_| "the calling thread is not inside this critical section")
+    }
+}
+
+impl Default for CriticalName {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -352,6 +415,31 @@ mod tests {
         assert_eq!(counter.load(std::sync::atomic::Ordering::Relaxed), 120_000);
     }
 
+    /// The section's lock lives outside the compiler's name object: after the first entry
+    /// the name holds one pointer that never changes, and its other bytes stay zero, so
+    /// entering and leaving writes nothing near the program's own globals.
+    #[test]
+    fn critical_lock_lives_outside_the_name() {
+        assert_eq!(std::mem::size_of::<CriticalName>(), 32);
+        let crit = CriticalName::new();
+        let bytes = |c: &CriticalName| {
+            // SAFETY: 32 bytes of plain data, read while no other thread touches them.
+            unsafe { std::ptr::read(c as *const CriticalName as *const [u64; 4]) }
+        };
+        crit.enter(3).unwrap();
+        let after_first = bytes(&crit);
+        assert_ne!(after_first[0], 0, "the lock was installed");
+        assert_eq!(&after_first[1..], &[0, 0, 0]);
+        assert!(crit.enter(3).is_err(), "re-entry by the holder is reported");
+        crit.exit(3).unwrap();
+        for g in 0..100 {
+            crit.enter(g).unwrap();
+            crit.exit(g).unwrap();
+        }
+        assert_eq!(bytes(&crit), after_first, "entering and leaving do not write the name");
+        assert!(crit.exit(5).is_err(), "leaving a section not held is reported");
+    }
+
     /// The sleeping path (block time 0: waiters park at once): every release by the holder
     /// succeeds, for omp locks and critical names, and the counter shows mutual exclusion.
     #[test]
@@ -360,7 +448,7 @@ mod tests {
         crate::sync::WaitPolicy::set_block_time(std::time::Duration::ZERO);
         let l = Arc::new(word());
         l.init();
-        let crit = Arc::new(CriticalName { word: OwnedMutex(AtomicU64::new(0)), _unused: [0; 6] });
+        let crit = Arc::new(CriticalName::new());
         // One counter per lock: each is changed only under its lock.
         let counters = Arc::new([std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)]);
         let hs: Vec<_> = (0..8)
@@ -397,7 +485,7 @@ mod tests {
             assert_eq!(c.load(std::sync::atomic::Ordering::Relaxed), 4 * 5_000);
         }
         assert!(!l.is_locked());
-        assert_eq!(crit.word.peek(), 0);
+        assert_eq!(crit.word().peek(), 0);
     }
 
     #[test]
