@@ -282,6 +282,7 @@ c_tests! {
     task_taskgroup,
     task_taskloop,
     task_untied,
+    task_untied_if0,
     teams,
     threadprivate,
     threadprivate_notls,

@@ -28,9 +28,6 @@ use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::sync::futex;
 use crate::sync::wait::Spin;
 
-/// Most `spin_loop` hints a contended waiter makes between two looks at a lock word.
-const MAX_BACKOFF: u32 = 64;
-
 const MARK: u32 = 0x6c6f_0000; // "lo"
 const UNLOCKED: u32 = MARK;
 const DESTROYED: u32 = 0xdead_0000;
@@ -82,19 +79,25 @@ impl OwnedMutex {
         // Exponential backoff between looks at the word: each look pulls the holder's cache
         // line over, and a holder that releases and re-acquires at once (a loop around a
         // critical section) then pays a cache-line transfer per acquisition; looking less
-        // often lets it keep the line while its critical sections are short.
+        // often lets it keep the line while its critical sections are short. A round spends
+        // the same `Spin::POLLS` spin hints as other waiters' rounds, so the phases of the
+        // spin schedule last as long as theirs; only the looks get rarer (down to one per
+        // round).
         let mut backoff = 1u32;
         loop {
-            for _ in 0..Spin::POLLS {
+            let mut hints = Spin::POLLS;
+            while hints > 0 {
                 if state_of(self.0.load(Ordering::Relaxed)) == unlocked
                     && self.try_acquire(unlocked, me).is_ok()
                 {
                     return;
                 }
-                for _ in 0..backoff {
+                let n = backoff.min(hints);
+                for _ in 0..n {
                     std::hint::spin_loop();
                 }
-                backoff = (backoff * 2).min(MAX_BACKOFF);
+                hints -= n;
+                backoff = (backoff * 2).min(Spin::POLLS);
             }
             if !spin.idle_round() {
                 break;

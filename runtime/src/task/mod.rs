@@ -123,6 +123,12 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         // borrows them like any task run at once (the copy from an earlier queued part, if
         // any, is stale: dropped).
         t.parts.fetch_add(1, Ordering::AcqRel);
+        if t.if0.get() {
+            // An untied if(0) task: undeferred, every part runs here, on the ICVs the task
+            // has now (borrowed: `has_icvs` is false), leaving its creator's saved ICVs alone.
+            execute(th, t);
+            return;
+        }
         let defer = may_defer(th, t);
         if defer {
             t.icvs.put(*th.icvs());
@@ -143,9 +149,8 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     if t.flags & flags::PRIORITY != 0 {
         // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
         let p = unsafe { (*t.kmp()).data2 } as i32;
-        let t_mut = t as *const Task as *mut Task;
-        // SAFETY: the task is not shared yet (it is queued below).
-        unsafe { (*t_mut).priority = p.clamp(0, crate::query::max_task_priority()) };
+        // The task is not shared yet (it is queued below).
+        t.priority.set(p.clamp(0, crate::query::max_task_priority()));
     }
     let defer = may_defer(th, t);
     if deps.is_empty() && t.flags & flags::DETACHABLE == 0 && !defer {
@@ -236,7 +241,7 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
     !(std::ptr::eq(team, t.team)
         && (t.is_final != 0
             || team.nthreads == 1
-            || (t.priority == 0 && team.tasks().own_len(th.tid()) >= CUTOFF)))
+            || (t.priority.get() == 0 && team.tasks().own_len(th.tid()) >= CUTOFF)))
 }
 
 /// Runs the body of `t` on the calling thread now, as an included task that is not counted
@@ -332,9 +337,9 @@ fn schedule(th: Thread, t: &'static Task, defer: bool) {
         oxiomp_instrument::task_scheduling_enter();
         t.state.store(State::Queued as u32, Ordering::Relaxed);
         if std::ptr::eq(team, t.team) {
-            pool.push(Some(tid), TaskRef(t), t.priority);
+            pool.push(Some(tid), TaskRef(t), t.priority.get());
         } else {
-            t.team().tasks().push(None, TaskRef(t), t.priority);
+            t.team().tasks().push(None, TaskRef(t), t.priority.get());
         }
         oxiomp_instrument::task_scheduling_exit();
     }
@@ -355,9 +360,9 @@ pub(crate) fn make_ready(t: &'static Task) {
             let pool = t.team().tasks();
             match Thread::peek() {
                 Some(th) if std::ptr::eq(th.team(), t.team) => {
-                    pool.push(Some(th.tid()), TaskRef(t), t.priority)
+                    pool.push(Some(th.tid()), TaskRef(t), t.priority.get())
                 }
-                _ => pool.push(None, TaskRef(t), t.priority),
+                _ => pool.push(None, TaskRef(t), t.priority.get()),
             }
         }
     }
@@ -727,6 +732,7 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     // (`complete_if0`): the first change saves them in the task's slot.
     let ctx = th.ctx();
     t.outer_save.set(std::mem::replace(&mut ctx.icv_save, &t.icvs));
+    t.if0.set(true);
     ctx.task = t;
     oxiomp_instrument::task_running_if0_enter();
     oxiomp_instrument::task_execute(t.trace_id);

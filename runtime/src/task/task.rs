@@ -95,7 +95,8 @@ pub struct Task {
     /// `kmp_tasking_flags_t` low bits as the compiler passed them.
     pub flags: u32,
     pub state: AtomicU32,
-    pub priority: i32,
+    /// The task's priority (0 unless clang set the flag; fixed when the task is submitted).
+    pub priority: Cell<i32>,
     /// A process-unique number (0 for implicit tasks).
     pub id: u64,
     /// The task's number in the trace (0: not traced).
@@ -145,6 +146,9 @@ pub struct Task {
     pub(crate) icvs: IcvSave,
     /// An if(0) task: the thread's `icv_save` when it began, restored at its end.
     pub(crate) outer_save: Cell<*const IcvSave>,
+    /// Whether the task runs as an if(0) task (`begin_if0`): all its parts run on its
+    /// creator's stack, on borrowed ICVs, and `icvs` is the creator's save slot.
+    pub(crate) if0: Cell<bool>,
     /// mutexinoutset locks the task holds while it runs (sorted), if any.
     pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
     /// Children completed, incremented by whoever completes one (`taskwait` waits until it
@@ -187,7 +191,7 @@ impl Task {
             kind,
             flags: flags::TIED,
             state: AtomicU32::new(State::Created as u32),
-            priority: 0,
+            priority: Cell::new(0),
             id: 0,
             trace_id: 0,
             parent: std::ptr::null(),
@@ -210,6 +214,7 @@ impl Task {
             child_deps: UnsafeCell::new(None),
             icvs: IcvSave::new(),
             outer_save: Cell::new(std::ptr::null()),
+            if0: Cell::new(false),
             mutexes: UnsafeCell::new(None),
             completed: AtomicU32::new(0),
             retired: AtomicU32::new(0),
@@ -226,14 +231,7 @@ impl Task {
     /// # Safety
     /// `block.ptr` is valid for writes of `HEADER` bytes, 16-aligned, and not in use.
     #[inline]
-    unsafe fn write_child(
-        block: Block,
-        parent: &Task,
-        flags: u32,
-        id: u64,
-        size: usize,
-        trace_id: u32,
-    ) -> &'static Task {
+    unsafe fn write_child(block: Block, parent: &Task, head: ChildHead) -> &'static Task {
         use std::ptr::addr_of_mut;
         let p = block.ptr as *mut Task;
         let group = parent.cur_group.get();
@@ -241,18 +239,18 @@ impl Task {
         // drop the old (uninitialised) contents.
         unsafe {
             addr_of_mut!((*p).kind).write(Kind::Explicit);
-            addr_of_mut!((*p).flags).write(flags);
+            addr_of_mut!((*p).flags).write(head.flags);
             addr_of_mut!((*p).state).write(AtomicU32::new(State::Created as u32));
-            addr_of_mut!((*p).priority).write(0);
-            addr_of_mut!((*p).id).write(id);
-            addr_of_mut!((*p).trace_id).write(trace_id);
+            addr_of_mut!((*p).priority).write(Cell::new(head.priority));
+            addr_of_mut!((*p).id).write(head.id);
+            addr_of_mut!((*p).trace_id).write(head.trace_id);
             addr_of_mut!((*p).parent).write(parent);
             addr_of_mut!((*p).root).write(parent.root);
             addr_of_mut!((*p).team).write(parent.team);
             addr_of_mut!((*p).group).write(group);
             addr_of_mut!((*p).depth).write(parent.depth + 1);
-            addr_of_mut!((*p).is_final).write(parent.is_final);
-            addr_of_mut!((*p).size).write(size);
+            addr_of_mut!((*p).is_final).write(head.is_final);
+            addr_of_mut!((*p).size).write(head.size);
             addr_of_mut!((*p).home).write(block.home);
             addr_of_mut!((*p).created).write(AtomicU32::new(0));
             addr_of_mut!((*p).spawned).write(AtomicU32::new(0));
@@ -266,6 +264,7 @@ impl Task {
             addr_of_mut!((*p).child_deps).write(UnsafeCell::new(None));
             IcvSave::init_empty(addr_of_mut!((*p).icvs));
             addr_of_mut!((*p).outer_save).write(Cell::new(std::ptr::null()));
+            addr_of_mut!((*p).if0).write(Cell::new(false));
             addr_of_mut!((*p).mutexes).write(UnsafeCell::new(None));
             addr_of_mut!((*p).completed).write(AtomicU32::new(0));
             addr_of_mut!((*p).retired).write(AtomicU32::new(0));
@@ -304,6 +303,7 @@ impl Task {
             child_deps: _,
             icvs: _,
             outer_save: _,
+            if0: _,
             mutexes: _,
             completed: _,
             retired: _,
@@ -372,10 +372,11 @@ impl Task {
             == self.spawned.load(Ordering::Relaxed) & RETIRED_MASK
     }
 
-    /// Whether the task carries its own copy of the ICVs.
+    /// Whether the task carries its own copy of the ICVs (an if(0) task's slot holds its
+    /// creator's, saved for its end: not its own).
     #[inline]
     pub(crate) fn has_icvs(&self) -> bool {
-        self.icvs.is_full()
+        self.icvs.is_full() && !self.if0.get()
     }
 
     /// Whether `self` descends from `anc` (walking parents, which children keep alive).
@@ -393,6 +394,16 @@ impl Task {
         }
         false
     }
+}
+
+/// What a new explicit task's header gets besides what it inherits from its parent.
+struct ChildHead {
+    flags: u32,
+    id: u64,
+    size: usize,
+    trace_id: u32,
+    is_final: u32,
+    priority: i32,
 }
 
 /// Where the parts of a new explicit task come from.
@@ -415,14 +426,17 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     let block = n.cache.alloc(size);
     let p = block.ptr;
     let parent = n.parent;
-    let trace_id = oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize));
+    let head = ChildHead {
+        flags: n.flags & 0xffff,
+        id: n.id,
+        size,
+        trace_id: oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize)),
+        is_final: (n.flags & flags::FINAL != 0 || parent.is_final != 0) as u32,
+        priority: 0,
+    };
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
     // `kmp_task_t` fit (HEADER + 40 <= size).
-    let t = unsafe { Task::write_child(block, parent, n.flags & 0xffff, n.id, size, trace_id) };
-    if n.flags & flags::FINAL != 0 {
-        // SAFETY: the task is not shared yet.
-        unsafe { (*(t as *const Task as *mut Task)).is_final = 1 };
-    }
+    let t = unsafe { Task::write_child(block, parent, head) };
     // SAFETY: as above.
     unsafe {
         let kt = p.add(HEADER) as *mut KmpTask;
@@ -454,15 +468,16 @@ pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) 
     // creator's when it is queued, or borrows them when it runs in place.
     // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
     let routine = unsafe { (*src.kmp()).routine };
-    let trace_id = oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize));
+    let head = ChildHead {
+        flags: src.flags,
+        id,
+        size,
+        trace_id: oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize)),
+        is_final: src.is_final,
+        priority: src.priority.get(),
+    };
     // SAFETY: a fresh block of `size` bytes, 16-aligned.
-    let t = unsafe { Task::write_child(block, parent, src.flags, id, size, trace_id) };
-    // SAFETY: the task is not shared yet.
-    unsafe {
-        let tm = t as *const Task as *mut Task;
-        (*tm).is_final = src.is_final;
-        (*tm).priority = src.priority;
-    }
+    let t = unsafe { Task::write_child(block, parent, head) };
     // Chunks run in place, before the parent goes on: like any task run at once, the block
     // holds its parent only once a descendant is queued (`hold_ancestors`).
     copy_body(src, t);

@@ -204,7 +204,8 @@ fn run_range(th: Thread, l: &Loop, k0: u64, mut k1: u64) {
 }
 
 /// Runs chunks `k0..k1` on this thread, each as an included task of the current task, in one
-/// block copied afresh from the pattern for each chunk.
+/// block copied afresh from the pattern for each chunk (a new block after a chunk that left
+/// children).
 fn run_chunks(th: Thread, l: &Loop, k0: u64, k1: u64) {
     let parent = super::current(th);
     let group = parent.cur_group.get();
@@ -230,6 +231,12 @@ fn run_chunks(th: Thread, l: &Loop, k0: u64, k1: u64) {
         l.prepare(c, k);
         oxiomp_instrument::task_duplicating_exit();
         super::run_in_place(th, c);
+        if c.spawned.load(Ordering::Relaxed) != 0 {
+            // The chunk left children behind: the next chunk gets a block of its own, so that
+            // its `taskwait` and its children's dependences see only its own children.
+            super::discard_after_run(c);
+            block = None;
+        }
     }
     if let Some(c) = block {
         super::discard_after_run(c);
