@@ -5,15 +5,7 @@
 // oxiomp-test: threads=1,2,4,16
 #include <omp.h>
 
-#include "check.h"
-
-static void check_base(const char *what, int nthreads, int sched_chunk) {
-  omp_sched_t kind;
-  int chunk;
-  omp_get_schedule(&kind, &chunk);
-  CHECK_EQ(what, omp_get_max_threads(), nthreads);
-  CHECK_EQ(what, chunk, sched_chunk);
-}
+#include "icv_check.h"
 
 int main(void) {
   for (int rep = 0; rep < 20; rep++) {
