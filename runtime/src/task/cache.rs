@@ -4,13 +4,14 @@
 //!
 //! Blocks come in a few size classes. The owner keeps a local free list per class; other
 //! threads push freed blocks onto the owner's lock-free remote stack (a Treiber stack with a
-//! CAS push), which the owner empties in one swap when its local list runs dry. There is no
+//! CAS push, its top word counting the blocks), which the owner takes over whole, in one swap,
+//! as its local list when that runs dry. There is no
 //! ABA hazard: nobody pops single nodes from the remote stack, the owner takes all of it.
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
 
-use crate::sync::atomic::{AtomicPtr, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// Block sizes of the classes, in bytes.
 const CLASSES: [usize; 4] = [256, 512, 1024, 2048];
@@ -36,7 +37,9 @@ impl LocalList {
         }
         // SAFETY: blocks on the list are free blocks owned by this cache.
         self.head = unsafe { (*n).next };
-        self.len -= 1;
+        // Saturating: a list adopted from a remote stack of more than `LEN_MAX` blocks
+        // under-counts (the count only bounds how many blocks the cache keeps).
+        self.len = self.len.saturating_sub(1);
         Some(n as *mut u8)
     }
 
@@ -54,7 +57,11 @@ impl LocalList {
 pub(crate) struct BlockCache {
     /// Owner only.
     local: UnsafeCell<[LocalList; CLASSES.len()]>,
-    remote: [AtomicPtr<FreeBlock>; CLASSES.len()],
+    /// Per class, the remote stack's top: a block address in the low 48 bits and the number
+    /// of blocks on the stack (saturating) in the high 16, so that the owner adopts a whole
+    /// stack as its local list without walking it (each block it would visit was last written
+    /// by the thread that freed it: a cache miss per block).
+    remote: [AtomicU64; CLASSES.len()],
 }
 
 // SAFETY: `local` is touched only by the owning thread (`alloc`, and `free` when called by
@@ -87,7 +94,7 @@ impl BlockCache {
     pub(crate) fn new() -> BlockCache {
         BlockCache {
             local: UnsafeCell::new(std::array::from_fn(|_| LocalList { head: std::ptr::null_mut(), len: 0 })),
-            remote: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            remote: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -112,18 +119,30 @@ impl BlockCache {
         // SAFETY: the owner is the only thread touching `local`.
         let local = unsafe { &mut (*self.local.get())[c] };
         // Acquire: pairs with the Release of the pushes, whose blocks we now own.
-        let mut n = self.remote[c].swap(std::ptr::null_mut(), Ordering::Acquire);
-        while !n.is_null() {
-            // SAFETY: nodes on the remote stack are free blocks nobody else references.
-            let next = unsafe { (*n).next };
-            local.push(n as *mut u8);
-            n = next;
-        }
+        let top = self.remote[c].swap(0, Ordering::Acquire);
+        // The local list is empty: the stack becomes it as it is (linked through `next`).
+        local.head = stack_block(top);
+        local.len = stack_len(top);
         match local.pop() {
             Some(p) => Block { ptr: p, home: self },
             None => Block { ptr: system_alloc(class_layout(c)), home: self },
         }
     }
+}
+
+/// Bits of a remote stack's top word holding the block address (x86-64 and AArch64 user
+/// addresses fit in 48 bits), and the most blocks its count says.
+const ADDR_BITS: u32 = 48;
+const LEN_MAX: u64 = (1 << (64 - ADDR_BITS)) - 1;
+
+/// The top block of a remote stack's top word (null: empty).
+fn stack_block(top: u64) -> *mut FreeBlock {
+    (top & ((1 << ADDR_BITS) - 1)) as usize as *mut FreeBlock
+}
+
+/// The number of blocks a remote stack's top word counts (saturated at `LEN_MAX`).
+fn stack_len(top: u64) -> usize {
+    (top >> ADDR_BITS) as usize
 }
 
 /// The layout of a system block of `size` bytes.
@@ -172,15 +191,24 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
         return;
     }
     let node = b.ptr as *mut FreeBlock;
+    if node as u64 >> ADDR_BITS != 0 {
+        // An address beyond 48 bits (a 57-bit address space) does not fit the top word: the
+        // block goes back to the system instead.
+        // SAFETY: the block came from the system with this class's layout.
+        unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
+        return;
+    }
     // Relaxed: only a guess for the CAS below, which re-reads on failure.
-    let mut head = home.remote[c].load(Ordering::Relaxed);
+    let mut top = home.remote[c].load(Ordering::Relaxed);
     loop {
-        // SAFETY: the block is free and at least pointer-sized.
-        unsafe { (*node).next = head };
+        // SAFETY: the block is free and at least pointer-sized. (The top block is never
+        // dereferenced here: it may be in use again by the time we look.)
+        unsafe { (*node).next = stack_block(top) };
+        let new = node as u64 | ((stack_len(top) as u64 + 1).min(LEN_MAX) << ADDR_BITS);
         // Release: the owner that swaps the stack out sees the node's `next`.
-        match home.remote[c].compare_exchange_weak(head, node, Ordering::Release, Ordering::Relaxed) {
+        match home.remote[c].compare_exchange_weak(top, new, Ordering::Release, Ordering::Relaxed) {
             Ok(_) => return,
-            Err(h) => head = h,
+            Err(t) => top = t,
         }
     }
 }
@@ -222,5 +250,25 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(cache.alloc(300).ptr as usize, addr);
+        // Five blocks freed remotely come back as a list of five, counted without a walk.
+        let blocks: Vec<usize> = (0..5).map(|_| cache.alloc(300).ptr as usize).collect();
+        let home = cache as *const BlockCache as usize;
+        let bs = blocks.clone();
+        std::thread::spawn(move || {
+            for &p in &bs {
+                let b = Block { ptr: p as *mut u8, home: home as *const BlockCache };
+                // SAFETY: unused blocks of this cache, freed by a thread that is not its owner.
+                unsafe { free(b, 300, None) };
+            }
+        })
+        .join()
+        .unwrap();
+        let got = cache.alloc(300).ptr as usize;
+        assert_eq!(got, blocks[4], "the last block pushed is on top");
+        // SAFETY: this thread is the cache's owner in this test.
+        assert_eq!(unsafe { &(*cache.local.get())[1] }.len, 4, "the adopted list counts the rest");
+        let mut rest: Vec<usize> = (0..4).map(|_| cache.alloc(300).ptr as usize).collect();
+        rest.reverse();
+        assert_eq!(rest, blocks[..4], "then the others, newest first");
     }
 }
