@@ -49,6 +49,7 @@ pub fn current(th: Thread) -> &'static Task {
 }
 
 /// `__kmpc_omp_task_alloc`: a new child of the current task; returns its `kmp_task_t`.
+#[inline]
 pub fn alloc(
     th: Thread,
     flags: u32,

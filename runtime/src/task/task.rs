@@ -420,6 +420,7 @@ pub(crate) struct NewTask<'a> {
 
 /// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
 /// `n.parent` and returns its header.
+#[inline]
 pub(crate) fn alloc(n: NewTask) -> &'static Task {
     let body = (n.sizeof_task.max(std::mem::size_of::<KmpTask>()) + 7) & !7;
     let size = HEADER + body + n.sizeof_shareds;
