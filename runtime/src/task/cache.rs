@@ -175,6 +175,7 @@ fn system_alloc(l: Layout) -> *mut u8 {
 /// # Safety
 /// `b` came from [`BlockCache::alloc`] with this `size` and is no longer used; `mine`, if
 /// given, is the calling thread's own cache.
+#[inline]
 pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
     // SAFETY (all below): per the contract, the block is ours to give back.
     let Some(home) = (unsafe { b.home.as_ref() }) else {
@@ -187,14 +188,28 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
         None => crate::thread::Thread::peek().is_some_and(|th| std::ptr::eq(th.desc().task_cache(), home)),
     };
     if mine {
-        // SAFETY: we are the owner.
+        // SAFETY: we are the owner: the only thread touching `local`.
         let local = unsafe { &mut (*home.local.get())[c] };
         if local.len < LOCAL_MAX {
             local.push(b.ptr);
-        } else {
-            // SAFETY: the block came from the system with this class's layout.
-            unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
+            return;
         }
+    }
+    // SAFETY: per the contract.
+    unsafe { free_slow(b, c, home, mine) }
+}
+
+/// `free` of a block to another thread's cache (its remote stack), or beyond the local
+/// list's bound (to the system).
+///
+/// # Safety
+/// As for [`free`]; `home` is the block's cache, `c` its class, `mine` whether that is the
+/// calling thread's.
+#[cold]
+unsafe fn free_slow(b: Block, c: usize, home: &BlockCache, mine: bool) {
+    if mine {
+        // SAFETY: the block came from the system with this class's layout.
+        unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
         return;
     }
     let node = b.ptr as *mut FreeBlock;
