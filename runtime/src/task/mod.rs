@@ -727,7 +727,8 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     } else {
         spawn_undeferred(t);
     }
-    t.parts.fetch_add(1, Ordering::Relaxed); // Relaxed: not shared yet.
+    // Not shared yet and never scheduled (parts was 0): a plain store, no locked RMW.
+    t.parts.store(1, Ordering::Relaxed);
     t.state.store(State::Running as u32, Ordering::Relaxed);
     // The body runs on the generating task's ICVs; what it changes is undone at its end
     // (`complete_if0`): the first change saves them in the task's slot.
