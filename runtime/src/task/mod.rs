@@ -191,12 +191,19 @@ pub fn with_dep_buffer<R>(th: Thread, f: impl FnOnce(&mut Vec<Dep>) -> R) -> R {
 /// Counts a new task in its parent, taskgroup and team (it is not visible to other threads
 /// yet, so Relaxed: the queue hand-over publishes the counts with the task).
 fn count_new(t: &Task) {
+    count_as_child(t);
+    // SAFETY: as in `count_as_child`.
+    task::bump(&unsafe { &*t.parent }.spawned, 1);
+}
+
+/// Counts `t` as a child of its parent (`created`) and in its taskgroup, Relaxed as in
+/// `count_new`. Its parent runs on this thread (or is suspended beneath `t` here): only this
+/// thread writes the parent's counters.
+fn count_as_child(t: &Task) {
     t.counted.set(Counted::Full);
-    // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
-    let parent = unsafe { &*t.parent };
-    // The parent runs on this thread: only it writes `created` and `spawned`.
-    task::bump(&parent.created, 1);
-    task::bump(&parent.spawned, 1);
+    // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit, or it
+    // is suspended beneath `t` on this thread).
+    task::bump(&unsafe { &*t.parent }.created, 1);
     // SAFETY: a taskgroup outlives the tasks generated in it.
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
@@ -204,20 +211,12 @@ fn count_new(t: &Task) {
 }
 
 /// An untied task run at once by its creator queues its next part: from now on it is counted
-/// as a child (it was counted for retirement only: `spawn_undeferred`) and holds its parent.
-/// Called on the creator's thread, where the parent is suspended beneath the task.
+/// as a child (it was counted for retirement only: `spawn_undeferred`, so `spawned` already
+/// counts it) and holds its parent. Called on the creator's thread, where the parent is
+/// suspended beneath the task.
 fn promote(t: &Task) {
     task::hold_ancestors(t);
-    t.counted.set(Counted::Full);
-    // SAFETY: the parent is alive (suspended beneath `t` on this thread).
-    let parent = unsafe { &*t.parent };
-    // Only this thread writes the parent's counters (it runs the parent); `spawned` already
-    // counts the task.
-    task::bump(&parent.created, 1);
-    // SAFETY: a taskgroup outlives the tasks generated in it. Relaxed: as in `count_new`.
-    if let Some(g) = unsafe { t.group.as_ref() } {
-        g.count.fetch_add(1, Ordering::Relaxed);
-    }
+    count_as_child(t);
 }
 
 /// Enters `t` in its parent's dependence map; true if it is ready now.
