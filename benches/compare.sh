@@ -13,6 +13,7 @@
 #   A on oxiomp  (LD_LIBRARY_PATH=target/bench/oxiomp-lib, libomp.so.5 -> ours)
 #   A on libomp  (LD_LIBRARY_PATH unset: Debian's /usr/lib/llvm-19 libomp)
 #   G on libgomp
+# (the order rotates from round to round: none of the three always runs first),
 # one process per construct and runtime, so a crash or hang (timeout
 # ${OVH_TIMEOUT:-120} s) only marks that cell "error". The value reported per
 # cell is the median over rounds of overhead.c's per-run median.
@@ -155,7 +156,8 @@ raw=$BENCH/logs/raw-$stamp.txt
 
 for ((r = 1; r <= rounds; r++)); do
     for c in "${constructs[@]}"; do
-        for rt in "${RUNTIMES[@]}"; do
+        for ((k = 0; k < ${#RUNTIMES[@]}; k++)); do
+            rt=${RUNTIMES[(k + r - 1) % ${#RUNTIMES[@]}]}
             bin=$A; [ "$rt" = libgomp ] && bin=$G
             log=$BENCH/logs/$rt-$c-r$r.err
             set +e

@@ -27,8 +27,13 @@
 //! that thief. The thread handed the loop's last chunk leaves after it (its own block is
 //! empty then: the last chunk is the top of whatever block holds it), so that clang's
 //! lastprivate flag, read from the last chunk a thread got, is set on the right thread.
-//! Guided: a CAS loop taking max(chunk, remaining / 2n). Static (through dispatch): each thread walks its own chunks with
-//! no shared state at all.
+//! Guided: a CAS loop taking max(chunk, remaining / 2n) from the shared counter. Nonmonotonic
+//! guided (`schedule(guided)`, which clang marks nonmonotonic) uses the blocks of nonmonotonic
+//! dynamic instead: the owner takes half of what is left in its block (at least one chunk; its
+//! block holds about remaining / n, so a take is about remaining / 2n, the guided size) with a
+//! CAS on its own word, and a thread whose block is empty steals the upper half of another's,
+//! as above. No chunk of a guided loop then costs a transfer of a shared line but for steals.
+//! Static (through dispatch): each thread walks its own chunks with no shared state at all.
 //!
 //! # Ordered
 //! `ordered_next` is the normalised index of the next iteration allowed into its ordered
@@ -66,6 +71,8 @@ pub enum Kind {
     /// Nonmonotonic dynamic: per-thread blocks of chunks with stealing.
     Steal,
     Guided,
+    /// Nonmonotonic guided: per-thread blocks of chunks, halves taken, stealing.
+    GuidedSteal,
 }
 
 /// The loop a slot serves (written by the initialising thread before `ready`).
@@ -87,9 +94,13 @@ pub(crate) struct Slot {
     next: CachePadded<AtomicU64>,
     /// Index (mod 2^32) of the next iteration allowed into its ordered region.
     ordered_next: CachePadded<EpochFlag>,
-    /// Steal: each member's block of chunks, `lo | hi << 32`.
+    /// Steal, GuidedSteal: each member's block of chunks, `lo | hi << 32`.
     blocks: Box<[CachePadded<AtomicU64>]>,
 }
+
+/// Polls of a slot that another thread is initialising before the waiter yields its CPU
+/// (initialising takes a few hundred nanoseconds at most; a yield costs about a microsecond).
+const INIT_SPINS: u32 = 256;
 
 /// Chunks of a loop that can be dealt out as blocks (the `lo | hi << 32` words, with room for
 /// the owner's one increment past an empty block).
@@ -199,6 +210,7 @@ impl Ring {
         cur.took_last = false;
         cur.ord_passed = false;
         let slot = self.slot(k);
+        let mut spins = 0;
         loop {
             // Acquire: pairs with the Release publishing `ready(k)` or `free(k)`.
             let s = slot.state.load(Ordering::Acquire);
@@ -214,14 +226,13 @@ impl Ring {
                 let tc = trip_count(lb, ub, st).min(u64::MAX as u128) as u64;
                 let chunk = chunk.max(if kind == Kind::Static { 0 } else { 1 }) as u64;
                 let chunks = tc.div_ceil(chunk.max(1));
-                let kind = if kind == Kind::Steal
-                    && (chunks >= MAX_STEAL_CHUNKS || nth as usize > slot.blocks.len())
-                {
-                    Kind::Dynamic
-                } else {
-                    kind
+                let blocks_fit = chunks < MAX_STEAL_CHUNKS && nth as usize <= slot.blocks.len();
+                let kind = match kind {
+                    Kind::Steal if !blocks_fit => Kind::Dynamic,
+                    Kind::GuidedSteal if !blocks_fit => Kind::Guided,
+                    k => k,
                 };
-                if kind == Kind::Steal {
+                if matches!(kind, Kind::Steal | Kind::GuidedSteal) {
                     // Member t gets chunks t*C/n .. (t+1)*C/n. Relaxed: published with ready(k).
                     let n = nth as u64;
                     for (t, b) in slot.blocks.iter().take(nth as usize).enumerate() {
@@ -237,8 +248,14 @@ impl Ring {
                 slot.state.store(state(k, READY), Ordering::Release);
                 return;
             }
-            // The slot still serves loop k - RING, or another thread is initialising it.
-            std::thread::yield_now();
+            // Another thread is initialising the slot (a few stores: spin), or it still serves
+            // loop k - RING (a member RING loops behind: yield after a while).
+            if spins < INIT_SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 
@@ -256,7 +273,7 @@ impl Ring {
         let slot = self.slot(k);
         // SAFETY: the slot is ready(k) (we saw it in `init`) and we have not left it, so the
         // parameters are stable.
-        let p = unsafe { *slot.params.get() };
+        let p = unsafe { &*slot.params.get() };
         let range = match p.kind {
             Kind::Static if p.chunk == 0 => {
                 // One balanced block per thread.
@@ -291,6 +308,8 @@ impl Ring {
                     (first, first.saturating_add(p.chunk).min(p.tc))
                 })
             }
+            Kind::GuidedSteal => Self::own_or_stolen_chunks(slot, tid, p.nth)
+                .map(|(c, e)| (c * p.chunk, e.saturating_mul(p.chunk).min(p.tc))),
             Kind::Guided => {
                 let mut first = slot.next.load(Ordering::Relaxed);
                 loop {
@@ -336,15 +355,47 @@ impl Ring {
     #[inline]
     fn own_or_stolen_chunk(slot: &Slot, tid: u32, nth: u32) -> Option<u64> {
         let mine = &slot.blocks[tid as usize];
-        let (lo, hi) = unblock(mine.fetch_add(1, Ordering::Relaxed));
-        if lo < hi {
-            return Some(lo);
+        loop {
+            let (lo, hi) = unblock(mine.fetch_add(1, Ordering::Relaxed));
+            if lo < hi {
+                return Some(lo);
+            }
+            if !Self::steal(slot, tid, nth) {
+                return None;
+            }
         }
-        Self::steal(slot, tid, nth)
     }
 
+    /// GuidedSteal: the next run of chunks `lo..end` (half of what is left in the thread's own
+    /// block, at least one chunk), from its own block or from one stolen. Orderings as in
+    /// [`Ring::own_or_stolen_chunk`].
+    #[inline]
+    fn own_or_stolen_chunks(slot: &Slot, tid: u32, nth: u32) -> Option<(u64, u64)> {
+        let mine = &slot.blocks[tid as usize];
+        loop {
+            let mut w = mine.load(Ordering::Relaxed);
+            loop {
+                let (lo, hi) = unblock(w);
+                if lo >= hi {
+                    break;
+                }
+                let end = lo + ((hi - lo) / 2).max(1);
+                // A thief may take the upper half meanwhile: then the CAS fails and we look again.
+                match mine.compare_exchange_weak(w, block(end, hi), Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => return Some((lo, end)),
+                    Err(now) => w = now,
+                }
+            }
+            if !Self::steal(slot, tid, nth) {
+                return None;
+            }
+        }
+    }
+
+    /// Takes the upper half of another member's block and makes it the calling thread's own
+    /// (whose block is empty); false when every block is empty.
     #[cold]
-    fn steal(slot: &Slot, tid: u32, nth: u32) -> Option<u64> {
+    fn steal(slot: &Slot, tid: u32, nth: u32) -> bool {
         for i in 1..nth {
             let victim = &slot.blocks[((tid + i) % nth) as usize];
             let mut w = victim.load(Ordering::Relaxed);
@@ -356,16 +407,16 @@ impl Ring {
                 let from = hi - (hi - lo).div_ceil(2);
                 match victim.compare_exchange_weak(w, block(lo, from), Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => {
-                        // Chunks from..hi are ours: run `from`, keep the rest as our block.
-                        // Nobody else changes our empty word (thieves skip empty blocks).
-                        slot.blocks[tid as usize].store(block(from + 1, hi), Ordering::Relaxed);
-                        return Some(from);
+                        // Chunks from..hi are ours. Nobody else changes our empty word
+                        // (thieves skip empty blocks, and only we take from our own).
+                        slot.blocks[tid as usize].store(block(from, hi), Ordering::Relaxed);
+                        return true;
                     }
                     Err(now) => w = now,
                 }
             }
         }
-        None
+        false
     }
 
     /// Leaves the current loop's slot (once); the team's last thread frees it for loop k+RING.
@@ -435,6 +486,7 @@ pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Opt
     Some(match base {
         // Nonmonotonic dynamic steals; its ordered variant (67, mapped to 35 above) may not.
         35 if sched & NONMONOTONIC != 0 && strip_modifiers(sched) == 35 => (Kind::Steal, None),
+        36 if sched & NONMONOTONIC != 0 && strip_modifiers(sched) == 36 => (Kind::GuidedSteal, None),
         33 => (Kind::Static, None),
         34 | 40 | 41 | 44 | 45 => (Kind::Static, Some(0)),
         35 => (Kind::Dynamic, None),
@@ -507,7 +559,7 @@ mod tests {
     /// still in earlier loops): every iteration of every loop runs exactly once.
     #[test]
     fn nowait_loops_in_flight() {
-        for kind in [Kind::Dynamic, Kind::Steal, Kind::Guided, Kind::Static] {
+        for kind in [Kind::Dynamic, Kind::Steal, Kind::Guided, Kind::GuidedSteal, Kind::Static] {
             let nth = 4u32;
             let sizes = (0..3 * RING as usize).map(|l| 50 + l * 7);
             run_loops(nth, sizes, &format!("{kind:?}"), move |tid, ring, cur, l, h| {
@@ -519,30 +571,58 @@ mod tests {
         }
     }
 
-    /// Nonmonotonic dynamic with late and slow members: the others steal their blocks; every
-    /// chunk still runs exactly once, over many rounds and team sizes.
+    /// Nonmonotonic dynamic and guided with late and slow members: the others steal their
+    /// blocks; every chunk still runs exactly once, over many rounds and team sizes, and every
+    /// chunk but the loop's last is whole chunks (exactly one for dynamic).
     #[test]
     fn steal_hands_out_each_chunk_once() {
-        for nth in [2u32, 3, 5, 16] {
-            let sizes = (0..40).map(|r| 1 + r * 37);
-            run_loops(nth, sizes, &format!("{nth} threads"), move |tid, ring, cur, r, h| {
-                if (r as u32 + tid) % 4 == 0 {
-                    // A late member: its block is stolen meanwhile.
-                    std::thread::sleep(std::time::Duration::from_micros(200));
-                }
-                let n = h.len() as i128;
-                ring.init(cur, Kind::Steal, 0, n - 1, 1, 1 + (r % 3) as i64, tid, nth);
-                while let Some(c) = ring.next(cur, tid) {
-                    for i in c.lower..=c.upper {
-                        h[i as usize].fetch_add(1, Ordering::Relaxed);
-                        if tid == 1 {
-                            std::thread::yield_now(); // a slow member
+        for kind in [Kind::Steal, Kind::GuidedSteal] {
+            for nth in [2u32, 3, 5, 16] {
+                let sizes = (0..40).map(|r| 1 + r * 37);
+                let what = format!("{kind:?}, {nth} threads");
+                run_loops(nth, sizes, &what, move |tid, ring, cur, r, h| {
+                    if (r as u32 + tid) % 4 == 0 {
+                        // A late member: its block is stolen meanwhile.
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    let n = h.len() as i128;
+                    let chunk = 1 + (r % 3) as i128;
+                    ring.init(cur, kind, 0, n - 1, 1, chunk as i64, tid, nth);
+                    while let Some(c) = ring.next(cur, tid) {
+                        for i in c.lower..=c.upper {
+                            h[i as usize].fetch_add(1, Ordering::Relaxed);
+                            if tid == 1 {
+                                std::thread::yield_now(); // a slow member
+                            }
+                        }
+                        assert_eq!(c.last, c.upper == n - 1);
+                        let len = c.upper - c.lower + 1;
+                        if !c.last {
+                            assert_eq!(len % chunk, 0, "{kind:?}: a chunk of {len} iterations");
+                            if kind == Kind::Steal {
+                                assert_eq!(len, chunk);
+                            }
                         }
                     }
-                    assert_eq!(c.last, c.upper == n - 1);
-                }
-            });
+                });
+            }
         }
+    }
+
+    /// Guided over blocks takes half of the thread's block at a time: on one thread the sizes
+    /// are 50, 25, 12, 6, 3, 2, 1, 1 of a 100-iteration loop (remaining / 2, the guided size
+    /// for one thread), and the last chunk says so.
+    #[test]
+    fn guided_over_blocks_halves() {
+        let ring = Ring::new(1);
+        let mut cur = Cursor::default();
+        ring.init(&mut cur, Kind::GuidedSteal, 0, 99, 1, 1, 0, 1);
+        let mut sizes = Vec::new();
+        while let Some(c) = ring.next(&mut cur, 0) {
+            sizes.push(c.upper - c.lower + 1);
+            assert_eq!(c.last, c.upper == 99);
+        }
+        assert_eq!(sizes, [50, 25, 12, 6, 3, 2, 1, 1]);
     }
 
     #[test]
@@ -552,6 +632,9 @@ mod tests {
         assert_eq!(kind_of(0x2000_0023, rs), Some((Kind::Dynamic, None)));
         assert_eq!(kind_of(35, rs), Some((Kind::Dynamic, None)));
         assert_eq!(kind_of(0x4000_0043, rs), Some((Kind::Dynamic, None)));
+        assert_eq!(kind_of(0x4000_0024, rs), Some((Kind::GuidedSteal, None)));
+        assert_eq!(kind_of(0x2000_0024, rs), Some((Kind::Guided, None)));
+        assert_eq!(kind_of(36, rs), Some((Kind::Guided, None)));
         assert_eq!(kind_of(66, rs), Some((Kind::Static, Some(0))));
         assert_eq!(kind_of(0x4000_0025, rs), Some((Kind::Dynamic, Some(4))));
         assert_eq!(kind_of(12, rs), None);
