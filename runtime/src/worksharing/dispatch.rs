@@ -172,12 +172,15 @@ pub struct Cursor {
     ord_passed: bool,
 }
 
-/// A chunk handed out: iteration values `lower..=upper` (in the loop's own terms).
+/// A chunk handed out: iteration values `lower..=upper` and the step, in the loop's own
+/// type as 64-bit two's complement (the bits of an unsigned 64-bit value; a narrower type's
+/// value is the low bits). Computed with wrapping 64-bit arithmetic, which gives the same low
+/// bits as exact arithmetic: the caller truncates to the loop's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
-    pub lower: i128,
-    pub upper: i128,
-    pub stride: i128,
+    pub lower: i64,
+    pub upper: i64,
+    pub stride: i64,
     pub last: bool,
 }
 
@@ -337,9 +340,11 @@ impl Ring {
                 cur.ord_end = end;
                 cur.ord_passed = false;
                 cur.took_last = end == p.tc;
-                let lower = p.lb + first as i128 * p.st;
-                let upper = p.lb + (end - 1) as i128 * p.st;
-                Some(Chunk { lower, upper, stride: p.st, last: end == p.tc })
+                // `as i64` keeps the low 64 bits (see `Chunk`).
+                let (lb, st) = (p.lb as i64, p.st as i64);
+                let lower = lb.wrapping_add((first as i64).wrapping_mul(st));
+                let upper = lb.wrapping_add(((end - 1) as i64).wrapping_mul(st));
+                Some(Chunk { lower, upper, stride: st, last: end == p.tc })
             }
             None => {
                 self.leave(cur);
@@ -512,10 +517,10 @@ mod tests {
 
     fn drain(ring: &Ring, cur: &mut Cursor, tid: u32, hits: &[AtomicU32], lb: i128, st: i128) {
         while let Some(c) = ring.next(cur, tid) {
-            let mut i = c.lower;
+            let mut i = c.lower as i128;
             loop {
                 hits[((i - lb) / st) as usize].fetch_add(1, Ordering::Relaxed);
-                if i == c.upper {
+                if i == c.upper as i128 {
                     break;
                 }
                 i += st;
@@ -585,9 +590,9 @@ mod tests {
                         // A late member: its block is stolen meanwhile.
                         std::thread::sleep(std::time::Duration::from_micros(200));
                     }
-                    let n = h.len() as i128;
-                    let chunk = 1 + (r % 3) as i128;
-                    ring.init(cur, kind, 0, n - 1, 1, chunk as i64, tid, nth);
+                    let n = h.len() as i64;
+                    let chunk = 1 + (r % 3) as i64;
+                    ring.init(cur, kind, 0, n as i128 - 1, 1, chunk, tid, nth);
                     while let Some(c) = ring.next(cur, tid) {
                         for i in c.lower..=c.upper {
                             h[i as usize].fetch_add(1, Ordering::Relaxed);

@@ -182,6 +182,7 @@ pub(crate) fn end_left_loop(th: Thread) {
 }
 
 /// `__kmpc_dispatch_next_*`: the next chunk, or None when the thread is done with the loop.
+#[inline]
 pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     let ctx = th.ctx();
     if std::mem::take(&mut ctx.chunk_open) {
