@@ -623,7 +623,7 @@ pub fn run_one(th: Thread) -> bool {
         unsafe { anchor.as_ref() }.is_none_or(|a| c.descends_from(a))
     };
     let mut rng = ctx.rng;
-    let got = pool.take(th.tid(), &mut rng, &allowed);
+    let got = pool.take(th.tid(), &mut rng, &allowed, anchor.is_null());
     th.ctx().rng = rng;
     match got {
         // SAFETY: a queued task stays alive until it completes.

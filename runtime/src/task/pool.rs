@@ -1,6 +1,7 @@
 //! A team's ready tasks and the threads waiting for them.
 //!
-//! Every member owns a work-stealing deque (LIFO for its owner, thieves take the oldest task);
+//! Every member owns a work-stealing deque (LIFO for its owner, thieves take the oldest tasks,
+//! up to [`STEAL_BATCH`] at once, run one and keep the rest in their own deque);
 //! an injector takes tasks readied by threads outside the team (a detach fulfilled elsewhere)
 //! and tasks put back; prioritised tasks go to a shared heap looked at first.
 //!
@@ -121,7 +122,18 @@ impl TaskPool {
     /// Takes a ready task for member `tid` (priority heap, own deque, injector, then a random
     /// victim). `allowed` filters by the task scheduling constraint; refused tasks are put
     /// back where others can take them.
-    pub(crate) fn take(&self, tid: u32, rng: &mut u32, allowed: &dyn Fn(TaskRef) -> bool) -> Option<TaskRef> {
+    ///
+    /// `batch` (only for a thread that may run any task: no scheduling constraint) lets it
+    /// steal several tasks at once into its own deque. A constrained thread must not: its own
+    /// deque then holds, on top, exactly the descendants of the task it waits in (pushed since
+    /// that task started), which is what lets it stop at the first task it may not run.
+    pub(crate) fn take(
+        &self,
+        tid: u32,
+        rng: &mut u32,
+        allowed: &dyn Fn(TaskRef) -> bool,
+        batch: bool,
+    ) -> Option<TaskRef> {
         if self.has_prio.load(Ordering::Relaxed) {
             let mut p = self.prio.lock();
             match p.0.peek() {
@@ -140,7 +152,11 @@ impl TaskPool {
             // Newer tasks sit on top: if the top may not run, nothing below may either.
             w.push(t);
         }
-        if let Some(t) = steal(|| self.injector.steal()) {
+        let own = if batch { self.deques.get(tid as usize) } else { None };
+        if let Some(t) = steal(|| match own {
+            Some(w) => self.injector.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
+            None => self.injector.steal(),
+        }) {
             if allowed(t) {
                 return Some(t);
             }
@@ -157,7 +173,11 @@ impl TaskPool {
                 if v == tid {
                     continue;
                 }
-                if let Some(t) = steal(|| self.stealers[v as usize].steal()) {
+                let victim = &self.stealers[v as usize];
+                if let Some(t) = steal(|| match own {
+                    Some(w) => victim.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
+                    None => victim.steal(),
+                }) {
                     if allowed(t) {
                         return Some(t);
                     }
@@ -228,6 +248,12 @@ impl TaskPool {
     }
 }
 
+/// Tasks a thief takes from a victim at once (at most half of the victim's): the first runs,
+/// the others go to the thief's own deque, where others may steal them in turn. One steal
+/// (an epoch pin and a CAS on the victim's lines) then serves several tasks when one thread
+/// produces them and another consumes.
+const STEAL_BATCH: usize = 8;
+
 fn steal(mut f: impl FnMut() -> Steal<TaskRef>) -> Option<TaskRef> {
     loop {
         match f() {
@@ -235,5 +261,42 @@ fn steal(mut f: impl FnMut() -> Steal<TaskRef>) -> Option<TaskRef> {
             Steal::Empty => return None,
             Steal::Retry => std::hint::spin_loop(),
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Distinct task pointers the pool only compares (it never dereferences them).
+    fn fake(i: usize) -> TaskRef {
+        TaskRef((0x1000 + 0x100 * i) as *const _)
+    }
+
+    /// A constrained thread (it waits in a task, and may run only that task's descendants)
+    /// takes no batch. Here the injector holds two refused tasks, then an allowed one: a batch
+    /// would run (refuse) the first and put the allowed one under the second in the thread's
+    /// own deque, where the thread stops looking (the first task it may not run ends its search
+    /// of its deque), and it would never take it.
+    #[test]
+    fn a_constrained_thread_takes_no_batch() {
+        let pool = TaskPool::new(1);
+        let allowed = fake(0);
+        pool.push(None, fake(1), 0);
+        pool.push(None, fake(2), 0);
+        pool.push(None, allowed, 0);
+        let mut rng = 1;
+        let only = |t: TaskRef| t == allowed;
+        // What a waiting thread does between polls: takes, is refused, retries.
+        let found = (0..8).any(|_| pool.take(0, &mut rng, &only, false) == Some(allowed));
+        assert!(found, "the allowed task was never taken");
+        // Unconstrained, a thief takes a batch: one runs, the rest are in its own deque.
+        for i in 3..8 {
+            pool.push(None, fake(i), 0);
+        }
+        let any = |_: TaskRef| true;
+        let first = pool.take(0, &mut rng, &any, true).expect("a foreign task");
+        assert!(first != allowed);
+        assert!(pool.own_len(0) >= 1, "the batch's other tasks are in the thief's deque");
     }
 }
