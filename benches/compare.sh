@@ -15,8 +15,9 @@
 #   G on libgomp
 # (the order rotates from round to round: none of the three always runs first),
 # one process per construct and runtime, so a crash or hang (timeout
-# ${OVH_TIMEOUT:-120} s) only marks that cell "error". The value reported per
-# cell is the median over rounds of overhead.c's per-run median.
+# ${OVH_TIMEOUT:-120} s) is left out. Times are medians over rounds of overhead.c's
+# per-run median; ratios are medians over rounds of the ratio within each round
+# (paired: the runs of one round see the same phase of the machine).
 #
 # Environment:
 #   OXIOMP_LIB      our library (default target/release/libomp.so)
@@ -149,6 +150,7 @@ echo "# threads=$threads rounds=$rounds OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=
 RUNTIMES=(oxiomp libomp libgomp)
 TIMEOUT=${OVH_TIMEOUT:-120}
 declare -A vals   # "$rt/$c" -> space-separated per-round medians
+declare -A per    # "$rt/$c/$r" -> that round's median (for paired ratios)
 declare -A errs   # "$rt/$c" -> number of failed runs
 stamp=$(date +%Y%m%d-%H%M%S)-$$
 raw=$BENCH/logs/raw-$stamp.txt
@@ -173,6 +175,7 @@ for ((r = 1; r <= rounds; r++)); do
                 echo "$r $rt $c ERROR $why" >>"$raw"
             else
                 vals[$rt/$c]+="$med "
+                per[$rt/$c/$r]=$med
                 echo "$r $rt $line" >>"$raw"
                 printf 'round %d/%d  %-18s %-8s %s us\n' "$r" "$rounds" "$c" "$rt" "$med" >&2
             fi
@@ -186,10 +189,19 @@ median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{ a[NR] = $1 } END {
 # 3 significant digits, but no exponent for values >= 1000
 sig3() { awk -v x="$1" 'BEGIN { if (x >= 1000 || x <= -1000) printf "%.0f", x; else printf "%.3g", x }'; }
 fmt() { if [ "$1" = error ]; then echo error; else sig3 "$1"; fi; }
-ratio() { # ratio NUM DEN
-    if [ "$1" = error ] || [ "$2" = error ]; then echo "-"; return; fi
-    if awk -v a="$1" -v b="$2" 'BEGIN { exit !(b <= 0 || a < 0) }'; then echo "n/a"; return; fi
-    sig3 "$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.17g", a / b }')"
+# paired_ratio CONSTRUCT RUNTIME: the median over rounds of oxiomp's value divided by
+# RUNTIME's in the same round (both runs of a round see the same phase of the machine, so
+# the ratio cancels what drifts between rounds); rounds where either failed or either value
+# is not positive are left out, "n/a" when none is left.
+paired_ratio() {
+    local c=$1 rt=$2 r a b rs=""
+    for ((r = 1; r <= rounds; r++)); do
+        a=${per[oxiomp/$c/$r]:-}; b=${per[$rt/$c/$r]:-}
+        [ -n "$a" ] && [ -n "$b" ] || continue
+        awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > 0) }' || continue
+        rs+="$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.17g", a / b }') "
+    done
+    if [ -z "$rs" ]; then echo "n/a"; else sig3 "$(median <<<"$rs")"; fi
 }
 
 md=$BENCH/overhead.md
@@ -197,7 +209,9 @@ md=$BENCH/overhead.md
     echo "# Construct overheads (us), EPCC method"
     echo
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, OMP_NUM_THREADS=$threads, OMP_PROC_BIND=$OMP_PROC_BIND," \
-        "$rounds rounds (median of per-run medians), OVH_OUTER=${OVH_OUTER:-20} OVH_TIME_MS=${OVH_TIME_MS:-100}."
+        "$rounds rounds, OVH_OUTER=${OVH_OUTER:-20} OVH_TIME_MS=${OVH_TIME_MS:-100}${OVH_SCHED_DELAY_US:+ OVH_SCHED_DELAY_US=$OVH_SCHED_DELAY_US}."
+    echo "Times: median over rounds of each run's EPCC median. Ratios: median over rounds of the"
+    echo "ratio within the round (paired: both runs of a round see the same phase of the machine)."
     echo "oxiomp: \`$ours_real\`; libomp: \`$ll_real\`; libgomp: \`$gomp_path\`."
     echo "Load average at start: $load1 (anything well above 0 on 2 CPUs inflates the figures)."
     echo "Schedule tests (STATIC..TASKLOOP_1) are us per loop of 1024 iterations per thread."
@@ -210,17 +224,23 @@ printf '%-18s %10s %10s %10s %14s %15s\n' construct "oxiomp us" "libomp us" "lib
 for c in "${constructs[@]}"; do
     declare -A m=()
     for rt in "${RUNTIMES[@]}"; do
-        if [ "${errs[$rt/$c]:-0}" -gt 0 ] || [ -z "${vals[$rt/$c]:-}" ]; then
+        if [ -z "${vals[$rt/$c]:-}" ]; then
             m[$rt]=error
         else
             m[$rt]=$(median <<<"${vals[$rt/$c]}")
         fi
     done
     o=$(fmt "${m[oxiomp]}"); l=$(fmt "${m[libomp]}"); g=$(fmt "${m[libgomp]}")
-    r1=$(ratio "${m[oxiomp]}" "${m[libomp]}"); r2=$(ratio "${m[oxiomp]}" "${m[libgomp]}")
+    r1=$(paired_ratio "$c" libomp); r2=$(paired_ratio "$c" libgomp)
     printf '%-18s %10s %10s %10s %14s %15s\n' "$c" "$o" "$l" "$g" "$r1" "$r2"
     echo "| $c | $o | $l | $g | $r1 | $r2 |" >>"$md"
     unset m
 done
+failed=""
+for k in "${!errs[@]}"; do failed+=" $k (${errs[$k]}x)"; done
+if [ -n "$failed" ]; then
+    echo "Failed runs (left out of the medians):$failed." >>"$md"
+    echo "compare.sh: failed runs (left out of the medians):$failed" >&2
+fi
 echo >&2
 echo "# markdown: $md   raw: $raw" >&2
