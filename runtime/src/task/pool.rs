@@ -116,7 +116,7 @@ impl TaskPool {
 
     /// Puts back a task that may not run here now.
     pub(crate) fn put_back(&self, t: TaskRef) {
-        self.injector.push(t);
+        self.refused(t);
     }
 
     /// Takes a ready task for member `tid` (priority heap, own deque, injector, then a random
@@ -149,18 +149,21 @@ impl TaskPool {
             if allowed(t) {
                 return Some(t);
             }
-            // Newer tasks sit on top: if the top may not run, nothing below may either.
+            // Newer tasks sit on top: if the top may not run, nothing below may either. While
+            // it was out, a thread may have found no work and parked: wake it (`refused`).
             w.push(t);
+            self.notify();
         }
         let own = if batch { self.deques.get(tid as usize) } else { None };
         if let Some(t) = steal(|| match own {
             Some(w) => self.injector.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
             None => self.injector.steal(),
         }) {
+            self.after_batch(own);
             if allowed(t) {
                 return Some(t);
             }
-            self.injector.push(t);
+            self.refused(t);
         }
         let n = self.stealers.len() as u32;
         if n > 1 {
@@ -178,15 +181,33 @@ impl TaskPool {
                     Some(w) => victim.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
                     None => victim.steal(),
                 }) {
+                    self.after_batch(own);
                     if allowed(t) {
                         return Some(t);
                     }
-                    self.injector.push(t);
+                    self.refused(t);
                     return None;
                 }
             }
         }
         None
+    }
+
+    /// After a steal into the thief's own deque: the tasks of the batch were in no queue while
+    /// they moved, so a thread that looked meanwhile may have parked; wake it if so.
+    #[inline]
+    fn after_batch(&self, own: Option<&CachePadded<Worker<TaskRef>>>) {
+        if own.is_some_and(|w| !w.is_empty()) {
+            self.notify();
+        }
+    }
+
+    /// A task taken that the taker may not run goes where any member can take it; it was in
+    /// no queue meanwhile (see `after_batch`).
+    #[cold]
+    fn refused(&self, t: TaskRef) {
+        self.injector.push(t);
+        self.notify();
     }
 
     /// Whether any queue looks non-empty.
@@ -248,8 +269,9 @@ impl TaskPool {
     }
 }
 
-/// Tasks a thief takes from a victim at once (at most half of the victim's): the first runs,
-/// the others go to the thief's own deque, where others may steal them in turn. One steal
+/// Tasks a thief takes at once (from a deque at most half of it, from the injector what its
+/// current block holds, up to this limit): one runs, the others go to the thief's own deque,
+/// where others may steal them in turn. One steal
 /// (an epoch pin and a CAS on the victim's lines) then serves several tasks when one thread
 /// produces them and another consumes.
 const STEAL_BATCH: usize = 8;

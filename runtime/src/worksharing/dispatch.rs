@@ -23,8 +23,9 @@
 //! that word and makes the stolen block its own. Owner and thieves change the same word, so
 //! every chunk is handed out once: a thief's CAS fails if the owner took a chunk meanwhile,
 //! and an owner's `fetch_add` on an empty word (lo >= hi) takes nothing. A thread leaves the
-//! loop when it found every block empty; a chunk a thief holds privately meanwhile is run by
-//! that thief. The thread handed the loop's last chunk leaves after it (its own block is
+//! loop when it found every block empty. A thief runs the first chunk it stole at once and
+//! publishes only the rest as its block, so a stolen chunk is never passed on unrun. The
+//! thread handed the loop's last chunk leaves after it (its own block is
 //! empty then: the last chunk is the top of whatever block holds it), so that clang's
 //! lastprivate flag, read from the last chunk a thread got, is set on the right thread.
 //! Guided: a CAS loop taking max(chunk, remaining / 2n) from the shared counter. Nonmonotonic
@@ -360,15 +361,14 @@ impl Ring {
     #[inline]
     fn own_or_stolen_chunk(slot: &Slot, tid: u32, nth: u32) -> Option<u64> {
         let mine = &slot.blocks[tid as usize];
-        loop {
-            let (lo, hi) = unblock(mine.fetch_add(1, Ordering::Relaxed));
-            if lo < hi {
-                return Some(lo);
-            }
-            if !Self::steal(slot, tid, nth) {
-                return None;
-            }
+        let (lo, hi) = unblock(mine.fetch_add(1, Ordering::Relaxed));
+        if lo < hi {
+            return Some(lo);
         }
+        // The first stolen chunk runs here; the rest becomes our block.
+        let (from, hi) = Self::steal(slot, tid, nth)?;
+        Self::keep(slot, tid, from + 1, hi);
+        Some(from)
     }
 
     /// GuidedSteal: the next run of chunks `lo..end` (half of what is left in the thread's own
@@ -376,31 +376,33 @@ impl Ring {
     /// [`Ring::own_or_stolen_chunk`].
     #[inline]
     fn own_or_stolen_chunks(slot: &Slot, tid: u32, nth: u32) -> Option<(u64, u64)> {
+        let half = |lo: u64, hi: u64| lo + ((hi - lo) / 2).max(1);
         let mine = &slot.blocks[tid as usize];
+        let mut w = mine.load(Ordering::Relaxed);
         loop {
-            let mut w = mine.load(Ordering::Relaxed);
-            loop {
-                let (lo, hi) = unblock(w);
-                if lo >= hi {
-                    break;
-                }
-                let end = lo + ((hi - lo) / 2).max(1);
-                // A thief may take the upper half meanwhile: then the CAS fails and we look again.
-                match mine.compare_exchange_weak(w, block(end, hi), Ordering::Relaxed, Ordering::Relaxed) {
-                    Ok(_) => return Some((lo, end)),
-                    Err(now) => w = now,
-                }
+            let (lo, hi) = unblock(w);
+            if lo >= hi {
+                break;
             }
-            if !Self::steal(slot, tid, nth) {
-                return None;
+            let end = half(lo, hi);
+            // A thief may take the upper half meanwhile: then the CAS fails and we look again.
+            match mine.compare_exchange_weak(w, block(end, hi), Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some((lo, end)),
+                Err(now) => w = now,
             }
         }
+        // The first run of the stolen chunks runs here; the rest becomes our block.
+        let (from, hi) = Self::steal(slot, tid, nth)?;
+        let end = half(from, hi);
+        Self::keep(slot, tid, end, hi);
+        Some((from, end))
     }
 
-    /// Takes the upper half of another member's block and makes it the calling thread's own
-    /// (whose block is empty); false when every block is empty.
+    /// Takes the upper half of another member's block (chunks `from..hi`, returned); None when
+    /// every block is empty. The caller runs some first and keeps the rest ([`Ring::keep`]):
+    /// nothing it runs was ever visible to other thieves.
     #[cold]
-    fn steal(slot: &Slot, tid: u32, nth: u32) -> bool {
+    fn steal(slot: &Slot, tid: u32, nth: u32) -> Option<(u64, u64)> {
         for i in 1..nth {
             let victim = &slot.blocks[((tid + i) % nth) as usize];
             let mut w = victim.load(Ordering::Relaxed);
@@ -411,17 +413,20 @@ impl Ring {
                 }
                 let from = hi - (hi - lo).div_ceil(2);
                 match victim.compare_exchange_weak(w, block(lo, from), Ordering::Relaxed, Ordering::Relaxed) {
-                    Ok(_) => {
-                        // Chunks from..hi are ours. Nobody else changes our empty word
-                        // (thieves skip empty blocks, and only we take from our own).
-                        slot.blocks[tid as usize].store(block(from, hi), Ordering::Relaxed);
-                        return true;
-                    }
+                    Ok(_) => return Some((from, hi)),
                     Err(now) => w = now,
                 }
             }
         }
-        false
+        None
+    }
+
+    /// Makes chunks `lo..hi` (possibly none) the calling thread's block. Nobody else changes
+    /// its word meanwhile: it is empty (thieves skip empty blocks, and only the owner takes
+    /// from its own).
+    #[inline]
+    fn keep(slot: &Slot, tid: u32, lo: u64, hi: u64) {
+        slot.blocks[tid as usize].store(block(lo, hi), Ordering::Relaxed);
     }
 
     /// Leaves the current loop's slot (once); the team's last thread frees it for loop k+RING.
@@ -601,6 +606,10 @@ mod tests {
                             }
                         }
                         assert_eq!(c.last, c.upper == n - 1);
+                        if c.last {
+                            // clang reads lastprivate from the last chunk a thread got.
+                            assert!(ring.next(cur, tid).is_none(), "a chunk after the last");
+                        }
                         let len = c.upper - c.lower + 1;
                         if !c.last {
                             assert_eq!(len % chunk, 0, "{kind:?}: a chunk of {len} iterations");
