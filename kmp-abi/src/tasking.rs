@@ -65,7 +65,7 @@ pub extern "C" fn __kmpc_omp_target_task_alloc(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task(_loc: *const Ident, gtid: i32, task: *mut KmpTask) -> i32 {
-    task::submit(Thread::from_gtid(gtid), task_of(task), &mut Vec::new());
+    task::submit_task(Thread::from_gtid(gtid), task_of(task));
     0
 }
 

@@ -113,6 +113,23 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
     r
 }
 
+/// `__kmpc_omp_task`: [`submit`] for a task without dependences, with the common case inline:
+/// a new task without priority or detach event that the cut-off runs at once.
+#[inline]
+pub fn submit_task(th: Thread, t: &'static Task) {
+    // Relaxed: a new task is not shared yet (see `submit`).
+    if t.parts.load(Ordering::Relaxed) == 0
+        && t.flags & (flags::PRIORITY | flags::DETACHABLE) == 0
+        && !may_defer(th, t)
+    {
+        t.parts.store(1, Ordering::Relaxed);
+        spawn_undeferred(t);
+        run_at_once(th, t);
+        return;
+    }
+    submit(th, t, &mut Vec::new());
+}
+
 /// `__kmpc_omp_task` / `__kmpc_omp_task_with_deps`: schedules a task (with its dependences),
 /// or re-queues a running untied task for its next part.
 pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
@@ -547,6 +564,7 @@ fn uncount(t: &Task) {
 
 /// Counts an undeferred task (if0, a taskloop chunk run in place) for retirement only: it
 /// completes before its parent goes on, but children it leaves behind must hold barriers.
+#[inline]
 fn spawn_undeferred(t: &Task) {
     t.counted.set(Counted::Retire);
     // SAFETY: the parent is the task suspended on this thread, alive.
