@@ -735,6 +735,7 @@ pub fn help_barrier(th: Thread) -> bool {
 }
 
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
+#[inline]
 pub fn begin_if0(th: Thread, t: &'static Task) {
     // Counted for retirement only: it completes before the encountering task goes on; a
     // detachable one may complete later, on another thread, and is counted as a child.
@@ -758,6 +759,7 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
 }
 
 /// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
+#[inline]
 pub fn complete_if0(th: Thread, t: &'static Task) {
     oxiomp_instrument::task_end(t.trace_id);
     oxiomp_instrument::task_running_if0_exit();
