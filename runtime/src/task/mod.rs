@@ -174,6 +174,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     if deps.is_empty() && t.flags & flags::DETACHABLE == 0 && !defer {
         // Runs right here (the cut-off): like an undeferred task, it needs no count but for
         // its own children's sake (an untied one is promoted if a later part is queued).
+        // `submit_task` does the same inline for tasks without priority: keep them in step.
         spawn_undeferred(t);
         run_at_once(th, t);
         return;
