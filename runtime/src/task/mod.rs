@@ -119,11 +119,10 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
 pub fn submit_task(th: Thread, t: &'static Task) {
     // Relaxed: a new task is not shared yet (see `submit`).
     if t.parts.load(Ordering::Relaxed) == 0
-        && t.flags & (flags::PRIORITY | flags::DETACHABLE) == 0
-        && !may_defer(th, t)
+        && t.flags & flags::PRIORITY == 0
+        && runs_at_once(t, || may_defer(th, t))
     {
         t.parts.store(1, Ordering::Relaxed);
-        spawn_undeferred(t);
         run_at_once(th, t);
         return;
     }
@@ -171,11 +170,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         t.priority.set(p.clamp(0, crate::query::max_task_priority()));
     }
     let defer = may_defer(th, t);
-    if deps.is_empty() && t.flags & flags::DETACHABLE == 0 && !defer {
-        // Runs right here (the cut-off): like an undeferred task, it needs no count but for
-        // its own children's sake (an untied one is promoted if a later part is queued).
-        // `submit_task` does the same inline for tasks without priority: keep them in step.
-        spawn_undeferred(t);
+    if deps.is_empty() && runs_at_once(t, || defer) {
         run_at_once(th, t);
         return;
     }
@@ -386,10 +381,21 @@ pub(crate) fn make_ready(t: &'static Task) {
     }
 }
 
+/// Whether a new task without dependences runs right here, given the cut-off's answer
+/// (`defer`, [`may_defer`], asked only for a task that is not detachable); a detachable one is
+/// always counted as a child (its event may complete it later, elsewhere).
+#[inline]
+fn runs_at_once(t: &Task, defer: impl FnOnce() -> bool) -> bool {
+    t.flags & flags::DETACHABLE == 0 && !defer()
+}
+
 /// Runs a task its creator runs at once (the cut-off): without dependences (so without
-/// mutexinoutset locks), not detachable, counted for retirement only.
+/// mutexinoutset locks), not detachable. Like an undeferred task, it is counted for
+/// retirement only, for its own children's sake (an untied one is promoted if a later part
+/// is queued).
 #[inline]
 fn run_at_once(th: Thread, t: &'static Task) {
+    spawn_undeferred(t);
     let cancelled = is_cancelled(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
     run_body(th, t, t.trace_id, !cancelled);

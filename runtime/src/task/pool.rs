@@ -155,11 +155,11 @@ impl TaskPool {
             self.notify();
         }
         let own = if batch { self.deques.get(tid as usize) } else { None };
-        if let Some(t) = steal(|| match own {
-            Some(w) => self.injector.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
-            None => self.injector.steal(),
-        }) {
-            self.after_batch(own);
+        if let Some(t) = self.steal_into(
+            own,
+            |w| self.injector.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
+            || self.injector.steal(),
+        ) {
             if allowed(t) {
                 return Some(t);
             }
@@ -177,11 +177,11 @@ impl TaskPool {
                     continue;
                 }
                 let victim = &self.stealers[v as usize];
-                if let Some(t) = steal(|| match own {
-                    Some(w) => victim.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
-                    None => victim.steal(),
-                }) {
-                    self.after_batch(own);
+                if let Some(t) = self.steal_into(
+                    own,
+                    |w| victim.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
+                    || victim.steal(),
+                ) {
                     if allowed(t) {
                         return Some(t);
                     }
@@ -193,17 +193,28 @@ impl TaskPool {
         None
     }
 
-    /// After a steal into the thief's own deque: the tasks of the batch were in no queue while
-    /// they moved, so a thread that looked meanwhile may have parked; wake it if so.
+    /// Steals from one source: a batch into the thief's deque `own` when given (`batch`), else
+    /// one task (`one`). The tasks of a batch were in no queue while they moved, so a thread
+    /// that looked for work meanwhile may have parked: it is woken if any are left over.
     #[inline]
-    fn after_batch(&self, own: Option<&CachePadded<Worker<TaskRef>>>) {
+    fn steal_into(
+        &self,
+        own: Option<&CachePadded<Worker<TaskRef>>>,
+        batch: impl Fn(&Worker<TaskRef>) -> Steal<TaskRef>,
+        one: impl Fn() -> Steal<TaskRef>,
+    ) -> Option<TaskRef> {
+        let t = steal(|| match own {
+            Some(w) => batch(w),
+            None => one(),
+        })?;
         if own.is_some_and(|w| !w.is_empty()) {
             self.notify();
         }
+        Some(t)
     }
 
     /// A task taken that the taker may not run goes where any member can take it; it was in
-    /// no queue meanwhile (see `after_batch`).
+    /// no queue meanwhile (see `steal_into`).
     #[cold]
     fn refused(&self, t: TaskRef) {
         self.injector.push(t);
@@ -271,9 +282,8 @@ impl TaskPool {
 
 /// Tasks a thief takes at once (from a deque at most half of it, from the injector what its
 /// current block holds, up to this limit): one runs, the others go to the thief's own deque,
-/// where others may steal them in turn. One steal
-/// (an epoch pin and a CAS on the victim's lines) then serves several tasks when one thread
-/// produces them and another consumes.
+/// where others may steal them in turn. One steal (an epoch pin and a CAS on the victim's
+/// lines) then serves several tasks when one thread produces them and another consumes.
 const STEAL_BATCH: usize = 8;
 
 fn steal(mut f: impl FnMut() -> Steal<TaskRef>) -> Option<TaskRef> {
