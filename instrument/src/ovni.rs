@@ -1,56 +1,35 @@
-//! The ovni recorder: every thread writes its events into its own buffer, which goes to
-//! `$OVNI_TRACEDIR/loom.<host>/proc.<pid>/thread.<tid>/stream.obs` when it fills up, when the
-//! thread ends and when the process exits; `stream.json` next to it carries the metadata.
-//! The format is ovni's (see `format`), so ovni's emulator reads these traces unchanged.
+//! The ovni recorder: every thread writes its events into its own buffer; a full buffer is
+//! handed to the process's writer thread, which appends it to
+//! `$OVNI_TRACEDIR/loom.<host>/proc.<pid>/thread.<tid>/stream.obs`, while the thread goes on in
+//! its second buffer (`stream`: the protocol). What is left is written when the thread ends
+//! and when the process exits; `stream.json` next to it carries the metadata. The format is
+//! ovni's (see `format`), so ovni's emulator reads these traces unchanged.
 //!
 //! Recording an event is a clock read and a few stores into the thread's buffer: no lock, no
-//! allocation, no system call (but when the buffer is full). Each stream publishes how far its
-//! buffer holds whole events (`committed`, Release after each event), so a thread that calls
-//! `exit()` can write every other thread's events up to that point (under the stream's lock,
-//! which the owner only takes to flush).
+//! allocation, no system call (but a wake-up of the writer once per buffer). Each stream
+//! publishes how far its buffer holds whole events (`committed`, Release after each event),
+//! so a thread that calls `exit()` can write every other thread's events up to that point.
 
 use std::cell::{Cell, RefCell};
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::format::{self, Event, Payload};
 use crate::{Recorder, State};
 
-/// Bytes of a thread's buffer (flushed when less than one largest event is left).
-const BUF_BYTES: usize = 1 << 20;
-/// Room kept free at the end of a buffer: the largest event (a type label, jumbo).
+mod stream;
+
+use stream::{BUF_BYTES, MAX_DEPTH, Stream, WRITER};
+
+/// Room kept free at the end of a buffer: the largest event (a type label, jumbo) and the
+/// flush's begin event.
 const FLUSH_MARGIN: usize = 512;
-
-/// One thread's stream.
-struct Stream {
-    /// The bytes not yet written, and how many are whole events (`committed`).
-    buf: Box<[u8]>,
-    len: AtomicUsize,
-    committed: AtomicUsize,
-    /// The file, and whether the stream is closed (no more writes, not even by the owner).
-    file: Mutex<Option<File>>,
-    closed: AtomicBool,
-    /// The states the thread is in (Paraver values, innermost last), so that a stream closed
-    /// while its thread is still inside some (a worker waiting for work at exit) ends them.
-    open: [AtomicU8; MAX_DEPTH],
-    depth: AtomicUsize,
-}
-
-/// States tracked per stream for closing.
-const MAX_DEPTH: usize = 64;
-
-// SAFETY: `buf` is written only by the owning thread, in bytes beyond `committed`; other
-// threads read only bytes below `committed` (Acquire, after the owner's Release), under
-// `file`'s lock, which the owner also holds when it moves bytes out.
-unsafe impl Sync for Stream {}
 
 /// The process-wide recorder state.
 pub struct Ovni {
     dir: PathBuf,
-    streams: Mutex<Vec<Arc<Stream>>>,
 }
 
 static OVNI: OnceLock<Ovni> = OnceLock::new();
@@ -73,7 +52,7 @@ impl Drop for CloseAtExit {
         }
         let _ = FAST.try_with(|f| f.set(std::ptr::null()));
         if let Ok(Some(s)) = MINE.try_with(|m| m.borrow_mut().take()) {
-            close(&s, true, false);
+            s.close(true, false);
         }
     }
 }
@@ -148,13 +127,14 @@ pub fn start(dir: &Path) -> Result<(), String> {
     File::create(&probe).map_err(|e| format!("cannot write in {}: {e}", proc_dir.display()))?;
     let _ = std::fs::remove_file(probe);
     CLOCK.get_or_init(calibrate);
-    if OVNI.set(Ovni { dir: proc_dir, streams: Mutex::new(Vec::new()) }).is_err() {
+    if OVNI.set(Ovni { dir: proc_dir }).is_err() {
         return Err("the recorder was started twice".into());
     }
     static RECORDER: OvniRecorder = OvniRecorder;
     if !crate::install(&RECORDER) {
         return Err("another recorder is installed".into());
     }
+    WRITER.start();
     // SAFETY: registering a plain extern "C" function.
     unsafe { libc::atexit(close_all_at_exit) };
     install_signal_handlers();
@@ -218,50 +198,36 @@ extern "C" fn close_all_at_exit() {
     close_all(false);
 }
 
-/// Closes every stream. From a signal handler (`in_signal`) no lock is waited for: a stream
-/// whose owner is flushing at that instant is skipped rather than deadlocked on.
+/// Closes every stream. From a signal handler (`in_signal`) a lock is waited for a bounded
+/// time only, and not at all when the interrupted thread holds it.
 fn close_all(in_signal: bool) {
-    if FORKED.load(Ordering::Relaxed) {
+    if FORKED.load(Ordering::Relaxed) || OVNI.get().is_none() {
         return;
     }
-    if let Some(o) = OVNI.get() {
-        let streams = if in_signal { o.streams.try_lock().ok() } else { o.streams.lock().ok() };
-        let Some(streams) = streams else { return };
-        for s in streams.iter() {
-            close(s, false, in_signal);
-        }
+    let mut i = 0;
+    loop {
+        // The registry's lock is held only to take one stream: closing may wait for the
+        // writer, which takes the registry's lock between streams.
+        let s = if in_signal { lock_registry_in_signal() } else { WRITER.streams.lock().ok() }
+            .and_then(|v| v.get(i).cloned());
+        let Some(s) = s else { return };
+        s.close(false, in_signal);
+        i += 1;
     }
 }
 
-/// Writes whatever the stream holds and, the first time, its end event; no event is
-/// written after that. `owner`: called by the thread that owns the stream.
-fn close(s: &Stream, owner: bool, in_signal: bool) {
-    let f = if in_signal { s.file.try_lock().ok() } else { s.file.lock().ok() };
-    let Some(mut f) = f else { return };
-    if s.closed.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    if let Some(file) = f.as_mut() {
-        // Acquire: pairs with the owner's Release after each event.
-        let end = if owner { s.len.load(Ordering::Relaxed) } else { s.committed.load(Ordering::Acquire) };
-        let _ = file.write_all(&s.buf[..end]);
-        // End the states still open, innermost first, then the thread.
-        let mut tail = [0u8; 16];
-        let depth = s.depth.load(Ordering::Relaxed).min(MAX_DEPTH);
-        for d in (0..depth).rev() {
-            let v = s.open[d].load(Ordering::Relaxed);
-            if let Some(st) = State::ALL.iter().find(|x| **x as u8 == v) {
-                let mut mcv = *st.ovni_mcv();
-                mcv[2] = format::end_code(mcv[2]);
-                let n = format::encode(&Event { mcv, clock: clock_ns(), payload: Payload::None }, &mut tail);
-                let _ = file.write_all(&tail[..n]);
-            }
+/// The registry's lock from a signal handler: tried for about a second (its holders keep it
+/// for a few instructions; one of them may be the interrupted thread).
+fn lock_registry_in_signal() -> Option<std::sync::MutexGuard<'static, Vec<Arc<Stream>>>> {
+    for _ in 0..1000 {
+        if let Ok(g) = WRITER.streams.try_lock() {
+            return Some(g);
         }
-        let n = format::encode(&Event { mcv: *b"OHe", clock: clock_ns(), payload: Payload::None }, &mut tail);
-        let _ = file.write_all(&tail[..n]);
-        let _ = file.flush();
+        let ts = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+        // SAFETY: nanosleep reads `ts`; it is async-signal-safe.
+        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
     }
-    *f = None;
+    None
 }
 
 /// The calling thread's stream, opened on its first event (null if it cannot be).
@@ -293,19 +259,9 @@ fn open_stream() -> Option<Arc<Stream>> {
     let (tid, pid, cpu) = unsafe { (libc::gettid(), libc::getpid(), libc::sched_getcpu().max(0)) };
     let dir = o.dir.join(format!("thread.{tid}"));
     std::fs::create_dir_all(&dir).ok()?;
-    let mut file = File::create(dir.join("stream.obs")).ok()?;
-    file.write_all(format::STREAM_HEADER).ok()?;
+    let s = Arc::new(Stream::create(&dir.join("stream.obs"))?);
     std::fs::write(dir.join("stream.json"), metadata(tid, pid)).ok()?;
-    let s = Arc::new(Stream {
-        buf: vec![0u8; BUF_BYTES].into_boxed_slice(),
-        len: AtomicUsize::new(0),
-        committed: AtomicUsize::new(0),
-        file: Mutex::new(Some(file)),
-        closed: AtomicBool::new(false),
-        open: std::array::from_fn(|_| AtomicU8::new(0)),
-        depth: AtomicUsize::new(0),
-    });
-    o.streams.lock().ok()?.push(s.clone());
+    WRITER.streams.lock().ok()?.push(s.clone());
     append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: -1, tag: 0 });
     Some(s)
 }
@@ -341,14 +297,14 @@ fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
     }
     debug_assert!(payload.is_empty() || (2..=16).contains(&payload.len()));
     let len = s.len.load(Ordering::Relaxed);
-    let len = if len + FLUSH_MARGIN > s.buf.len() { flush(s) } else { len };
+    let len = if len + FLUSH_MARGIN > BUF_BYTES { flush(s) } else { len };
     let clock = clock_ns();
     let size_code = payload.len().saturating_sub(1) as u8;
     let n = 12 + payload.len();
     // SAFETY: only the owner writes, beyond `committed`, and the event fits (flush left at
     // least FLUSH_MARGIN bytes).
     unsafe {
-        let p = s.buf.as_ptr().add(len) as *mut u8;
+        let p = s.cursor(len);
         std::ptr::write_unaligned(p as *mut [u8; 4], [size_code, mcv[0], mcv[1], mcv[2]]);
         std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock.to_le_bytes());
         std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(12), payload.len());
@@ -369,38 +325,35 @@ fn append(s: &Stream, mcv: [u8; 3], payload: Payload) {
         _ => format::MAX_EVENT,
     };
     let len = s.len.load(Ordering::Relaxed);
-    let len = if len + need.max(FLUSH_MARGIN) > s.buf.len() { flush(s) } else { len };
+    let len = if len + need.max(FLUSH_MARGIN) > BUF_BYTES { flush(s) } else { len };
     let ev = Event { mcv, clock: clock_ns(), payload };
     // SAFETY: only the owner writes, and only beyond `committed`; the slice is in bounds
     // (flush left room for the largest event, jumbo labels included).
-    let dst = unsafe { std::slice::from_raw_parts_mut(s.buf.as_ptr().add(len) as *mut u8, need) };
+    let dst = unsafe { std::slice::from_raw_parts_mut(s.cursor(len), need) };
     let n = format::encode(&ev, dst);
     s.len.store(len + n, Ordering::Relaxed);
     // Release: the bytes of the event are visible to whoever reads `committed`.
     s.committed.store(len + n, Ordering::Release);
 }
 
-/// Writes the buffer to the file, between flush events; returns the new length.
+/// Hands the full buffer over to the writer, between flush events (`OF[` ends the full
+/// buffer, `OF]` starts the next one); returns the new length.
 #[cold]
 fn flush(s: &Stream) -> usize {
-    let start = clock_ns();
-    let Ok(mut f) = s.file.lock() else { return 0 };
+    let head = Event { mcv: *b"OF[", clock: clock_ns(), payload: Payload::None };
     let len = s.len.load(Ordering::Relaxed);
-    if let Some(file) = f.as_mut() {
-        let mut head = [0u8; 16];
-        let n = format::encode(&Event { mcv: *b"OF[", clock: start, payload: Payload::None }, &mut head);
-        let _ = file.write_all(&s.buf[..len]).and_then(|_| file.write_all(&head[..n]));
-    }
-    s.committed.store(0, Ordering::Release);
-    s.len.store(0, Ordering::Relaxed);
-    drop(f);
-    // The end of the flush is the first event of the emptied buffer.
-    let n = {
-        // SAFETY: as in `append`: the owner writes at the start of its emptied buffer.
-        let dst = unsafe { std::slice::from_raw_parts_mut(s.buf.as_ptr() as *mut u8, format::MAX_EVENT) };
-        format::encode(&Event { mcv: *b"OF]", clock: clock_ns(), payload: Payload::None }, dst)
-    };
+    // SAFETY: as in `append`: the owner writes beyond `committed`, within FLUSH_MARGIN.
+    let dst = unsafe { std::slice::from_raw_parts_mut(s.cursor(len), format::MAX_EVENT) };
+    let len = len + format::encode(&head, dst);
+    let len = s.hand_over(len);
+    // The end of the flush is the first event of the next buffer (the clock is read after
+    // the hand-over, so clocks never go back).
+    let tail = Event { mcv: *b"OF]", clock: clock_ns(), payload: Payload::None };
+    // SAFETY: as above, in the owner's emptied buffer.
+    let dst = unsafe { std::slice::from_raw_parts_mut(s.cursor(len), format::MAX_EVENT) };
+    let n = len + format::encode(&tail, dst);
     s.len.store(n, Ordering::Relaxed);
+    // Release: as in `append`.
     s.committed.store(n, Ordering::Release);
     n
 }
