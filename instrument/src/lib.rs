@@ -13,6 +13,7 @@
 
 pub mod format;
 pub mod ovni;
+pub mod tls;
 pub mod trace;
 
 use std::sync::OnceLock;
@@ -158,7 +159,16 @@ pub fn worksharing_end(w: Worksharing) {
     }
 }
 
-static NEXT_TASK_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+/// The next block of task trace numbers not yet given to a thread.
+static NEXT_TASK_IDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// Task trace numbers a thread takes at once (so that threads creating tasks do not all
+/// increment one shared counter per task).
+const TASK_ID_BLOCK: u32 = 1024;
+
+thread_local! {
+    /// The calling thread's unused task trace numbers: `next..end`.
+    static TASK_IDS: std::cell::Cell<(u32, u32)> = const { std::cell::Cell::new((0, 0)) };
+}
 
 /// A task was created: returns its trace number (0 when tracing is off, when nothing is
 /// recorded for it).
@@ -172,12 +182,23 @@ pub fn task_created(entry: usize) -> u32 {
 
 #[cold]
 fn task_created_slow(entry: usize) -> u32 {
-    // Relaxed: a unique number; 0 is skipped (it means "not traced").
-    let mut id = NEXT_TASK_ID.fetch_add(1, Ordering::Relaxed);
-    if id == 0 {
-        id = NEXT_TASK_ID.fetch_add(1, Ordering::Relaxed);
+    let id = TASK_IDS
+        .try_with(|ids| {
+            let (mut next, mut end) = ids.get();
+            if next == end {
+                // Relaxed: unique blocks are all that is needed. Number 0 means "not traced",
+                // so a block that starts at 0 (the first, or after wrapping) skips it.
+                next = NEXT_TASK_IDS.fetch_add(TASK_ID_BLOCK, Ordering::Relaxed);
+                end = next.wrapping_add(TASK_ID_BLOCK);
+                next = next.max(1);
+            }
+            ids.set((next.wrapping_add(1), end));
+            next
+        })
+        .unwrap_or(0);
+    if id != 0 {
+        recorder().task_created(id, entry);
     }
-    recorder().task_created(id, entry);
     id
 }
 

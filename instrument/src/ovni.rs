@@ -10,7 +10,7 @@
 //! publishes how far its buffer holds whole events (`committed`, Release after each event),
 //! so a thread that calls `exit()` can write every other thread's events up to that point.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,11 +36,15 @@ static OVNI: OnceLock<Ovni> = OnceLock::new();
 
 thread_local! {
     static MINE: RefCell<Option<Arc<Stream>>> = const { RefCell::new(None) };
-    /// The same stream as `MINE`, for the hot path (no borrow flag); null before the first
-    /// event and after the thread's stream is closed.
-    static FAST: Cell<*const Stream> = const { Cell::new(std::ptr::null()) };
     static CLOSE_AT_EXIT: CloseAtExit = const { CloseAtExit };
 }
+
+// The same stream as `MINE`, for the hot path (one load, no borrow flag): null before the
+// thread's first event, `NO_STREAM` once its stream is closed or could not be opened.
+crate::thread_slot!(mod fast: *const Stream = "oxiomp_trace_stream";);
+
+/// The hot path's mark for "this thread records nothing (any more)".
+const NO_STREAM: *const Stream = std::ptr::dangling();
 
 /// Closes the calling thread's stream when the thread ends.
 struct CloseAtExit;
@@ -50,7 +54,7 @@ impl Drop for CloseAtExit {
         if FORKED.load(Ordering::Relaxed) {
             return;
         }
-        let _ = FAST.try_with(|f| f.set(std::ptr::null()));
+        fast::set(NO_STREAM);
         if let Ok(Some(s)) = MINE.try_with(|m| m.borrow_mut().take()) {
             s.close(true, false);
         }
@@ -233,23 +237,30 @@ fn lock_registry_in_signal() -> Option<std::sync::MutexGuard<'static, Vec<Arc<St
 /// The calling thread's stream, opened on its first event (null if it cannot be).
 #[inline]
 fn stream() -> *const Stream {
-    let p = FAST.try_with(|f| f.get()).unwrap_or(std::ptr::null());
-    if p.is_null() { open_mine() } else { p }
+    let p = fast::get();
+    // `NO_STREAM` is the smallest non-null address (the type's alignment), so one compare
+    // sends both null and it to the slow path.
+    if p as usize > NO_STREAM as usize { p } else { open_mine(p) }
 }
 
 #[cold]
-fn open_mine() -> *const Stream {
-    MINE.try_with(|m| {
+fn open_mine(p: *const Stream) -> *const Stream {
+    if p == NO_STREAM {
+        return std::ptr::null();
+    }
+    let opened = MINE.try_with(|m| {
         let mut m = m.borrow_mut();
         if m.is_none() {
             *m = open_stream();
-            CLOSE_AT_EXIT.with(|_| {});
+            // Registered (so that the thread's end closes the stream) while the thread is
+            // not ending: its first event comes before.
+            let _ = CLOSE_AT_EXIT.try_with(|_| {});
         }
-        let p = m.as_ref().map_or(std::ptr::null(), Arc::as_ptr);
-        FAST.with(|f| f.set(p));
-        p
-    })
-    .unwrap_or(std::ptr::null())
+        m.as_ref().map_or(std::ptr::null(), Arc::as_ptr)
+    });
+    let p = opened.unwrap_or(std::ptr::null());
+    fast::set(if p.is_null() { NO_STREAM } else { p });
+    p
 }
 
 #[cold]
