@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::format::{self, Event, Payload};
 use crate::{Recorder, State};
 
+mod siglock;
 mod stream;
 
 use stream::{BUF_BYTES, MAX_DEPTH, Stream, WRITER};
@@ -170,7 +171,12 @@ fn install_signal_handlers() {
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as *const () as usize;
+            // Both signals wait while the handler runs (a second one would end the process
+            // in the middle of writing the trace).
             libc::sigemptyset(&mut sa.sa_mask);
+            for &other in &SIGNALS {
+                libc::sigaddset(&mut sa.sa_mask, other);
+            }
             let prev = std::ptr::addr_of_mut!(PREVIOUS[k]) as *mut libc::sigaction;
             libc::sigaction(sig, &sa, prev);
         }
@@ -203,7 +209,7 @@ extern "C" fn close_all_at_exit() {
 }
 
 /// Closes every stream. From a signal handler (`in_signal`) a lock is waited for a bounded
-/// time only, and not at all when the interrupted thread holds it.
+/// time only, and not at all when the interrupted thread is taking it.
 fn close_all(in_signal: bool) {
     if FORKED.load(Ordering::Relaxed) || OVNI.get().is_none() {
         return;
@@ -212,26 +218,16 @@ fn close_all(in_signal: bool) {
     loop {
         // The registry's lock is held only to take one stream: closing may wait for the
         // writer, which takes the registry's lock between streams.
-        let s = if in_signal { lock_registry_in_signal() } else { WRITER.streams.lock().ok() }
-            .and_then(|v| v.get(i).cloned());
+        let s = if in_signal {
+            siglock::lock_in_signal(&WRITER.streams, 1000)
+        } else {
+            siglock::lock(&WRITER.streams)
+        }
+        .and_then(|v| v.get(i).cloned());
         let Some(s) = s else { return };
         s.close(false, in_signal);
         i += 1;
     }
-}
-
-/// The registry's lock from a signal handler: tried for about a second (its holders keep it
-/// for a few instructions; one of them may be the interrupted thread).
-fn lock_registry_in_signal() -> Option<std::sync::MutexGuard<'static, Vec<Arc<Stream>>>> {
-    for _ in 0..1000 {
-        if let Ok(g) = WRITER.streams.try_lock() {
-            return Some(g);
-        }
-        let ts = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
-        // SAFETY: nanosleep reads `ts`; it is async-signal-safe.
-        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-    }
-    None
 }
 
 /// The calling thread's stream, opened on its first event (null if it cannot be).
@@ -272,7 +268,7 @@ fn open_stream() -> Option<Arc<Stream>> {
     std::fs::create_dir_all(&dir).ok()?;
     let s = Arc::new(Stream::create(&dir.join("stream.obs"))?);
     std::fs::write(dir.join("stream.json"), metadata(tid, pid)).ok()?;
-    WRITER.streams.lock().ok()?.push(s.clone());
+    siglock::lock(&WRITER.streams)?.push(s.clone());
     append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: -1, tag: 0 });
     Some(s)
 }

@@ -17,14 +17,14 @@
 //! Everything but the owner's appends happens under `file`'s lock, so only `committed` needs
 //! an ordering of its own.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::clock_ns;
+use super::siglock::{self, Marked};
 use crate::State;
 use crate::format::{self, Event, Payload};
 
@@ -83,10 +83,8 @@ pub(super) struct Stream {
     pub(super) committed: AtomicUsize,
     /// Bytes of the other buffer not yet written (0: none). Under `file`'s lock.
     pending: AtomicUsize,
-    /// The file (None once the stream is closed), and the thread id of whoever holds its lock
-    /// (0: nobody), so that a signal handler never waits for the thread it interrupted.
+    /// The file (None once the stream is closed, or after a write failed).
     file: Mutex<Option<File>>,
-    holder: AtomicI32,
     /// The file is open for direct I/O (`O_DIRECT`): writes go from our buffers to the
     /// device, without a copy into the page cache, in whole blocks from block-aligned
     /// offsets. Under `file`'s lock.
@@ -107,23 +105,8 @@ unsafe impl Sync for Stream {}
 // SAFETY: the buffers are plain owned memory; everything else is Send.
 unsafe impl Send for Stream {}
 
-/// `file`'s lock, with its holder recorded.
-pub(super) struct FileLock<'a> {
-    guard: MutexGuard<'a, Option<File>>,
-    holder: &'a AtomicI32,
-}
-
-impl Drop for FileLock<'_> {
-    fn drop(&mut self) {
-        // Relaxed: a hint for signal handlers (see `lock_in_signal`).
-        self.holder.store(0, Ordering::Relaxed);
-    }
-}
-
-fn my_tid() -> i32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() }
-}
+/// `file`'s lock.
+pub(super) type FileLock<'a> = Marked<'a, Option<File>>;
 
 impl Stream {
     /// A stream writing to the new file at `path` (with direct I/O where the file system
@@ -133,20 +116,19 @@ impl Stream {
     }
 
     fn create_with(path: &Path, try_direct: bool) -> Option<Stream> {
-        let direct = match try_direct {
-            true => OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .custom_flags(libc::O_DIRECT)
-                .open(path)
-                .ok(),
-            false => None,
-        };
-        let (file, direct) = match direct {
-            Some(f) => (f, true),
-            None => (File::create(path).ok()?, false),
-        };
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::FileExt;
+        let file = File::create(path).ok()?;
+        // The header is in the file at once (a stream never closed, after a crash, still
+        // reads as a stream) and also starts the first buffer, whose first write puts it there
+        // again: so that writes start at offset 0, block-aligned, and the file offset stays 0.
+        file.write_all_at(format::STREAM_HEADER, 0).ok()?;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on our own open descriptor. It refuses O_DIRECT (EINVAL) where the
+        // file system cannot do it.
+        let direct = try_direct
+            && unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_DIRECT) }
+                == 0;
         let bufs = [Buffer::new()?, Buffer::new()?];
         let head = format::STREAM_HEADER.len();
         // SAFETY: the buffer is ours alone yet and holds more than the header.
@@ -160,7 +142,6 @@ impl Stream {
             committed: AtomicUsize::new(head),
             pending: AtomicUsize::new(0),
             file: Mutex::new(Some(file)),
-            holder: AtomicI32::new(0),
             direct: AtomicBool::new(direct),
             closed: AtomicBool::new(false),
             open: std::array::from_fn(|_| AtomicU8::new(0)),
@@ -178,43 +159,33 @@ impl Stream {
 
     /// Takes `file`'s lock (waiting for it).
     pub(super) fn lock(&self) -> Option<FileLock<'_>> {
-        let guard = self.file.lock().ok()?;
-        self.holder.store(my_tid(), Ordering::Relaxed);
-        Some(FileLock { guard, holder: &self.holder })
+        siglock::lock(&self.file)
     }
 
     /// Takes `file`'s lock from a signal handler: waits at most about two seconds for a
-    /// writer on another thread, and not at all if the interrupted thread is the holder.
+    /// writer on another thread, and not at all if the interrupted thread is taking it.
     pub(super) fn lock_in_signal(&self) -> Option<FileLock<'_>> {
-        let me = my_tid();
-        for _ in 0..2000 {
-            if let Ok(guard) = self.file.try_lock() {
-                self.holder.store(me, Ordering::Relaxed);
-                return Some(FileLock { guard, holder: &self.holder });
-            }
-            if self.holder.load(Ordering::Relaxed) == me {
-                return None;
-            }
-            pause_1ms();
-        }
-        None
+        siglock::lock_in_signal(&self.file, 2000)
     }
 
     /// Writes `bytes` to the file (under the lock `f`). A file system that refuses direct
     /// I/O at the first write gets the bytes through the page cache from then on.
     fn write_out(&self, f: &mut FileLock<'_>, mut bytes: &[u8]) {
-        let Some(file) = f.guard.as_mut() else { return };
+        let Some(file) = f.as_mut() else { return };
         while !bytes.is_empty() {
             match file.write(bytes) {
-                Ok(0) => return,
-                Ok(n) => bytes = &bytes[n..],
+                Ok(n) if n > 0 => bytes = &bytes[n..],
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) && self.direct.load(Ordering::Relaxed) => {
                     self.buffered(file)
                 }
-                // Nothing more can be done (a full disk): the trace ends early; `check`
-                // says where.
-                Err(_) => return,
+                // Nothing more can be written (a full disk, an I/O error): the stream ends
+                // here, at a whole event (what follows would not be), and records no more.
+                _ => {
+                    **f = None;
+                    self.closed.store(true, Ordering::Relaxed);
+                    return;
+                }
             }
         }
     }
@@ -262,7 +233,7 @@ impl Stream {
                     rest,
                 )
             };
-            if f.guard.is_some() {
+            if f.is_some() {
                 self.pending.store(whole, Ordering::Relaxed);
             }
             self.active.store(1 - a, Ordering::Relaxed);
@@ -288,11 +259,11 @@ impl Stream {
         // Acquire: pairs with the owner's Release after each event.
         let end =
             if owner { self.len.load(Ordering::Relaxed) } else { self.committed.load(Ordering::Acquire) };
-        if let Some(file) = f.guard.as_mut() {
+        if let Some(file) = f.as_mut() {
             self.buffered(file);
         }
         self.write_out(&mut f, self.bufs[a].head(end));
-        if let Some(file) = f.guard.as_mut() {
+        if let Some(file) = f.as_mut() {
             let mut ev = [0u8; format::MAX_EVENT];
             let depth = self.depth.load(Ordering::Relaxed).min(MAX_DEPTH);
             for d in (0..depth).rev() {
@@ -310,14 +281,8 @@ impl Stream {
             let _ = file.write_all(&ev[..n]);
             let _ = file.flush();
         }
-        *f.guard = None;
+        *f = None;
     }
-}
-
-fn pause_1ms() {
-    let ts = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
-    // SAFETY: nanosleep reads `ts`; it is async-signal-safe.
-    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
 
 /// The process's writer thread: writes the buffers threads hand over.
@@ -328,6 +293,8 @@ pub(super) struct Writer {
     /// The streams, in the order they opened.
     pub(super) streams: Mutex<Vec<Arc<Stream>>>,
     started: AtomicBool,
+    /// Buffers the writer thread has written (the others were written by their threads).
+    written: AtomicUsize,
 }
 
 pub(super) static WRITER: Writer = Writer {
@@ -335,6 +302,7 @@ pub(super) static WRITER: Writer = Writer {
     wake: Condvar::new(),
     streams: Mutex::new(Vec::new()),
     started: AtomicBool::new(false),
+    written: AtomicUsize::new(0),
 };
 
 impl Writer {
@@ -344,7 +312,19 @@ impl Writer {
         if self.started.swap(true, Ordering::Relaxed) {
             return;
         }
-        let _ = std::thread::Builder::new().name("oxiomp-trace-writer".into()).spawn(move || self.run());
+        // The writer takes no signals: it inherits a mask that blocks them all (a program that
+        // waits for signals with `sigwait` in a thread of its own must keep getting them, and
+        // a handler run on the writer could not wait for the stream the writer holds).
+        // SAFETY: sigset_t is a plain C struct filled by sigfillset; pthread_sigmask swaps
+        // this thread's mask and puts it back after the spawn.
+        unsafe {
+            let (mut all, mut old): (libc::sigset_t, libc::sigset_t) =
+                (std::mem::zeroed(), std::mem::zeroed());
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            let _ = std::thread::Builder::new().name("oxiomp-trace-writer".into()).spawn(move || self.run());
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
     }
 
     fn wake(&self) {
@@ -367,23 +347,28 @@ impl Writer {
             // One stream at a time (the registry's lock is not held while writing, so that
             // threads opening their streams do not wait for a write).
             let mut i = 0;
-            while let Some(s) = self.streams.lock().ok().and_then(|v| v.get(i).cloned()) {
+            while let Some(s) = siglock::lock(&self.streams).and_then(|v| v.get(i).cloned()) {
                 i += 1;
-                s.write_if_pending();
+                if s.write_if_pending() {
+                    // Relaxed: a statistic.
+                    self.written.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
     }
 }
 
 impl Stream {
-    /// The writer's part: writes the pending buffer if there is one.
-    fn write_if_pending(&self) {
+    /// The writer's part: writes the pending buffer if there is one; returns whether it did.
+    fn write_if_pending(&self) -> bool {
         // Relaxed: a hint, looked at again under the lock.
-        if self.pending.load(Ordering::Relaxed) != 0
-            && let Some(mut f) = self.lock()
-        {
-            self.write_pending(&mut f);
+        if self.pending.load(Ordering::Relaxed) == 0 {
+            return false;
         }
+        let Some(mut f) = self.lock() else { return false };
+        let wrote = self.pending.load(Ordering::Relaxed) != 0 && f.is_some();
+        self.write_pending(&mut f);
+        wrote
     }
 }
 
@@ -391,41 +376,56 @@ impl Stream {
 mod tests {
     use super::*;
 
-    /// The owner's side of recording, with made-up events of 12 to 28 bytes whose bytes
-    /// count up: hands over as `append` does; `writer` says after which hand-overs the
-    /// writer gets to run (otherwise the owner writes the pending buffer itself).
+    /// The owner appends made-up event number `k` (12 to 28 bytes that count up), handing
+    /// over as `append` does; returns the event's bytes and whether it handed over.
+    fn append_test_event(s: &Stream, k: usize) -> (Vec<u8>, bool) {
+        let n = 12 + (k * 7) % 17;
+        let ev: Vec<u8> = (0..n).map(|i| (k * 31 + i) as u8).collect();
+        let mut len = s.len.load(Ordering::Relaxed);
+        let handed = len + 512 > BUF_BYTES;
+        if handed {
+            len = s.hand_over(len);
+        }
+        // SAFETY: the test is the stream's owner; the event fits (checked above).
+        unsafe { std::ptr::copy_nonoverlapping(ev.as_ptr(), s.cursor(len), n) };
+        s.len.store(len + n, Ordering::Relaxed);
+        s.committed.store(len + n, Ordering::Release);
+        (ev, handed)
+    }
+
+    /// The owner's side of recording `bytes` of events; `writer` says after which
+    /// hand-overs the writer gets to run (otherwise the owner writes the pending buffer
+    /// itself).
     fn record(s: &Stream, bytes: usize, writer: impl Fn(usize) -> bool) -> Vec<u8> {
         let mut all = format::STREAM_HEADER.to_vec();
-        let mut hand_overs = 0;
-        let mut k = 0u32;
+        let (mut hand_overs, mut k) = (0, 0);
         while all.len() < bytes {
-            let n = 12 + (k as usize * 7) % 17;
-            let ev: Vec<u8> = (0..n).map(|i| (k as usize * 31 + i) as u8).collect();
-            let mut len = s.len.load(Ordering::Relaxed);
-            if len + 512 > BUF_BYTES {
-                len = s.hand_over(len);
+            let (ev, handed) = append_test_event(s, k);
+            if handed {
                 hand_overs += 1;
                 if writer(hand_overs) {
                     s.write_if_pending();
                 }
             }
-            // SAFETY: the test is the stream's owner; the event fits (checked above).
-            unsafe { std::ptr::copy_nonoverlapping(ev.as_ptr(), s.cursor(len), n) };
-            s.len.store(len + n, Ordering::Relaxed);
-            s.committed.store(len + n, Ordering::Release);
             all.extend_from_slice(&ev);
             k += 1;
         }
         all
     }
 
+    fn test_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("oxiomp-stream-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     /// Every byte reaches the file once and in order, through any mix of hand-overs written
     /// by the writer and by the owner, with direct I/O (whole blocks, the rest carried
-    /// over) and without; closing writes the pending buffer before the active one.
+    /// over: a misaligned write would be refused and turn direct I/O off) and without;
+    /// closing writes the pending buffer before the active one.
     #[test]
     fn hand_overs_keep_every_byte_in_order() {
-        let dir = std::env::temp_dir().join(format!("oxiomp-stream-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = test_dir("order");
         let patterns: [(&str, fn(usize) -> bool); 3] = [
             ("writer always", |_| true),
             ("writer never", |_| false),
@@ -436,8 +436,12 @@ mod tests {
             for (name, writer) in patterns {
                 let path = dir.join(format!("{name}-{try_direct}"));
                 let s = Stream::create_with(&path, try_direct).unwrap();
-                direct_seen |= s.direct.load(Ordering::Relaxed);
+                // A stream never closed (a crash) still reads as a stream.
+                assert_eq!(std::fs::read(&path).unwrap(), format::STREAM_HEADER);
+                let direct = s.direct.load(Ordering::Relaxed);
+                direct_seen |= direct;
                 let expected = record(&s, 5 * BUF_BYTES + 12345, writer);
+                assert_eq!(s.direct.load(Ordering::Relaxed), direct, "a direct write was refused: {name}");
                 s.close(true, false);
                 let got = std::fs::read(&path).unwrap();
                 // The closing event of the thread (no states are open) ends the file.
@@ -447,10 +451,46 @@ mod tests {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
-        // Where the temporary directory takes direct I/O (ext4, tmpfs on recent kernels), its
-        // path was covered; say so when it was not.
-        if !direct_seen {
-            eprintln!("note: {} does not take O_DIRECT; only buffered writes were tested", dir.display());
+        assert!(direct_seen, "{} takes no O_DIRECT: the direct path went untested", dir.display());
+    }
+
+    /// With the writer thread running, a close from another thread (as at `exit()`) while
+    /// the owner records leaves a prefix of the owner's events, cut at a whole event, then
+    /// the thread's end.
+    #[test]
+    fn a_close_from_another_thread_leaves_whole_events() {
+        let dir = test_dir("close");
+        let path = dir.join("stream.obs");
+        let s = Arc::new(Stream::create(&path).unwrap());
+        WRITER.streams.lock().unwrap().push(s.clone());
+        WRITER.start();
+        let owner = {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                let mut all = format::STREAM_HEADER.to_vec();
+                let mut ends = vec![all.len()];
+                let mut k = 0;
+                while !s.closed.load(Ordering::Relaxed) {
+                    all.extend_from_slice(&append_test_event(&s, k).0);
+                    ends.push(all.len());
+                    k += 1;
+                }
+                (all, ends)
+            })
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while WRITER.written.load(Ordering::Relaxed) < 3 {
+            assert!(std::time::Instant::now() < deadline, "the writer thread wrote no buffers");
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        s.close(false, false);
+        let (all, ends) = owner.join().unwrap();
+        let got = std::fs::read(&path).unwrap();
+        let body = &got[..got.len() - 12];
+        assert_eq!(&got[got.len() - 11..got.len() - 8], b"OHe");
+        assert!(body.len() > 3 * (BUF_BYTES - 4096), "only {} bytes", body.len());
+        assert!(ends.binary_search(&body.len()).is_ok(), "cut inside an event at {}", body.len());
+        assert!(all[..body.len()] == *body, "the file is not what the owner recorded");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
