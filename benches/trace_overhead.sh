@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trace_overhead.sh - the cost of tracing: benches/overhead.c on oxiomp with tracing off and
-# with OMP_OVNI=1, interleaved per round, as ratios (goal: at most 1.1x).
+# with OMP_OVNI=1, interleaved per round, as paired ratios (goal: at most 1.1x).
 #
 # Usage: benches/trace_overhead.sh [--rounds N] [--threads T] [CONSTRUCT...]
 #   defaults: --rounds 3 --threads 2, constructs PARALLEL BARRIER FOR SINGLE CRITICAL
@@ -31,24 +31,27 @@ clang-19 -fopenmp -O2 -o "$B/overhead-clang" benches/overhead.c "$B/delay.o"
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=${OMP_PROC_BIND:-close} LD_LIBRARY_PATH=$ROOT/$B/oxiomp-lib
 tdir=$(mktemp -d)
 trap 'rm -rf "$tdir"' EXIT
-declare -A off on
+declare -A off on ratio
 for ((r = 1; r <= rounds; r++)); do
     for c in "${constructs[@]}"; do
-        v=$(env -u OMP_OVNI "$B/overhead-clang" "$c" 2>/dev/null | awk '{print $2}')
-        off[$c]+="$v "
+        a=$(env -u OMP_OVNI "$B/overhead-clang" "$c" 2>/dev/null | awk '{print $2}')
+        off[$c]+="$a "
         v=$(OMP_OVNI=1 OVNI_TRACEDIR="$tdir/t" "$B/overhead-clang" "$c" 2>/dev/null | awk '{print $2}')
         rm -rf "$tdir/t"
         on[$c]+="$v "
-        echo "round $r/$rounds $c off ${off[$c]##* } on $v" >&2
+        # The paired ratio of this round (the VM has slow and fast phases: a ratio of
+        # medians could compare one's slow phase with the other's fast one).
+        ratio[$c]+="$(awk -v a="$a" -v b="$v" 'BEGIN { if (a > 0 && b != "") printf "%.4f", b / a }') "
+        echo "round $r/$rounds $c off $a on $v" >&2
     done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 {
-    echo "| construct | tracing off (us) | tracing on (us) | on / off |"
+    echo "| construct | tracing off (us) | tracing on (us) | on / off (median of per-round ratios) |"
     echo "|---|---:|---:|---:|"
     for c in "${constructs[@]}"; do
         a=$(echo "${off[$c]}" | median)
         b=$(echo "${on[$c]}" | median)
-        echo "| $c | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", (a > 0) ? b / a : 0 }') |"
+        echo "| $c | $a | $b | $(echo "${ratio[$c]}" | median | awk '{ printf "%.2f", $1 }') |"
     done
 } | tee "$B/trace-overhead.md"

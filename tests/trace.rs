@@ -99,6 +99,17 @@ fn worksharing_states_are_exact() {
             ]);
         }
         assert_eq!(got, want, "thread {}", th.tid);
+        // A critical section begins when the lock is acquired and ends when the release
+        // begins: each pair is one instant (one clock read for both events).
+        let critical: Vec<&Event> = th
+            .events
+            .iter()
+            .filter(|e| trace::state_of(&e.mcv).is_some_and(|(s, _)| s.subsystem() == Subsystem::Critical))
+            .collect();
+        for w in critical.chunks(6) {
+            assert_eq!(w[1].clock, w[2].clock, "thread {}: acquired and section begin", th.tid);
+            assert_eq!(w[3].clock, w[4].clock, "thread {}: section end and release", th.tid);
+        }
     }
     // Worksharing begin/end events: per thread the static loop, the dynamic loop and, for the
     // thread that ran it, the single, each a PQx/PQe pair of one declared type.
@@ -144,6 +155,19 @@ fn task_states_are_exact() {
     assert_eq!(count(b"PPc"), 40);
     assert_eq!(count(b"PPx"), 40);
     assert_eq!(count(b"PPe"), 40);
+    // A task runs from the instant its thread enters "running task" (one clock read for
+    // both events) to the instant it leaves it.
+    let (begin, end) = (*State::TaskRunning.ovni_mcv(), *b"PT]");
+    for th in &t.threads {
+        for w in th.events.windows(2) {
+            if &w[1].mcv == b"PPx" {
+                assert_eq!((w[0].mcv, w[0].clock), (begin, w[1].clock), "thread {}", th.tid);
+            }
+            if &w[0].mcv == b"PPe" {
+                assert_eq!((w[1].mcv, w[1].clock), (end, w[0].clock), "thread {}", th.tid);
+            }
+        }
+    }
     // Two task types (the chain task and the free task) and the single construct, declared
     // once each in the process.
     assert_eq!(count(b"POc"), 3);

@@ -118,6 +118,47 @@ pub trait Recorder: Send + Sync {
     fn task_end(&self, _id: u32) {}
     /// The calling thread begins (true) or ends its part of a worksharing construct.
     fn worksharing(&self, _w: Worksharing, _begin: bool) {}
+    /// The calling thread leaves `from` and enters `to` at one instant.
+    fn switch(&self, from: State, to: State) {
+        self.pop(from);
+        self.push(to);
+    }
+    /// The calling thread enters `state` to run task `id`, at one instant.
+    fn task_begin(&self, state: State, id: u32) {
+        self.push(state);
+        self.task_execute(id);
+    }
+    /// The calling thread stops running task `id` and leaves `state`, at one instant.
+    fn task_finish(&self, state: State, id: u32) {
+        self.task_end(id);
+        self.pop(state);
+    }
+}
+
+/// The calling thread leaves state `from` and enters `to` at one instant (adjacent calls, so
+/// the recorder may stamp both events with one clock read).
+#[inline(always)]
+pub fn switch(from: State, to: State) {
+    if enabled() {
+        recorder().switch(from, to)
+    }
+}
+
+/// The calling thread enters `state` (a task-running state) to run the task with trace
+/// number `id` (0: not traced; the state is still recorded).
+#[inline(always)]
+pub fn task_begin(state: State, id: u32) {
+    if enabled() {
+        if id != 0 { recorder().task_begin(state, id) } else { recorder().push(state) }
+    }
+}
+
+/// The calling thread stops running the task with trace number `id` and leaves `state`.
+#[inline(always)]
+pub fn task_finish(state: State, id: u32) {
+    if enabled() {
+        if id != 0 { recorder().task_finish(state, id) } else { recorder().pop(state) }
+    }
 }
 
 /// Kinds of worksharing constructs, for their begin/end events.

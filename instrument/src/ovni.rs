@@ -299,26 +299,37 @@ fn online_cpus() -> usize {
 /// allocating: the hot path.
 #[inline]
 fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
+    append_events(s, [(mcv, payload)]);
+}
+
+/// Appends `N` small events stamped with one clock read (events that happen at one
+/// instant: the end of a state and the beginning of the next).
+#[inline]
+fn append_events<const N: usize>(s: &Stream, events: [([u8; 3], &[u8]); N]) {
+    const { assert!(N * format::MAX_EVENT + format::MAX_EVENT <= FLUSH_MARGIN) };
     if s.closed.load(Ordering::Relaxed) {
         return;
     }
-    debug_assert!(payload.is_empty() || (2..=16).contains(&payload.len()));
     let len = s.len.load(Ordering::Relaxed);
     let len = if len + FLUSH_MARGIN > BUF_BYTES { flush(s) } else { len };
     let clock = clock_ns();
-    let size_code = payload.len().saturating_sub(1) as u8;
-    let n = 12 + payload.len();
-    // SAFETY: only the owner writes, beyond `committed`, and the event fits (flush left at
-    // least FLUSH_MARGIN bytes).
-    unsafe {
-        let p = s.cursor(len);
-        std::ptr::write_unaligned(p as *mut [u8; 4], [size_code, mcv[0], mcv[1], mcv[2]]);
-        std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock.to_le_bytes());
-        std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(12), payload.len());
+    let mut end = len;
+    for (mcv, payload) in events {
+        debug_assert!(payload.is_empty() || (2..=16).contains(&payload.len()));
+        let size_code = payload.len().saturating_sub(1) as u8;
+        // SAFETY: only the owner writes, beyond `committed`, and the events fit (flush left
+        // FLUSH_MARGIN bytes, more than N events and the flush's own).
+        unsafe {
+            let p = s.cursor(end);
+            std::ptr::write_unaligned(p as *mut [u8; 4], [size_code, mcv[0], mcv[1], mcv[2]]);
+            std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock.to_le_bytes());
+            std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(12), payload.len());
+        }
+        end += 12 + payload.len();
     }
-    s.len.store(len + n, Ordering::Relaxed);
-    // Release: the bytes of the event are visible to whoever reads `committed`.
-    s.committed.store(len + n, Ordering::Release);
+    s.len.store(end, Ordering::Relaxed);
+    // Release: the bytes of the events are visible to whoever reads `committed`.
+    s.committed.store(end, Ordering::Release);
 }
 
 /// Appends one event, stamped now, to the owner's buffer, flushing it first if it is nearly
@@ -368,26 +379,41 @@ fn flush(s: &Stream) -> usize {
 /// The recorder behind the instrumentation calls when `OMP_OVNI=1`.
 pub struct OvniRecorder;
 
-impl OvniRecorder {
-    fn state(&self, s: State, enter: bool) {
-        let mut mcv = *s.ovni_mcv();
-        if !enter {
-            mcv[2] = format::end_code(mcv[2]);
+/// The event code of entering (`enter`) or leaving state `s`.
+fn state_code(s: State, enter: bool) -> [u8; 3] {
+    let mut mcv = *s.ovni_mcv();
+    if !enter {
+        mcv[2] = format::end_code(mcv[2]);
+    }
+    mcv
+}
+
+/// The calling thread's stream, if it records.
+#[inline]
+fn my_stream<'a>() -> Option<&'a Stream> {
+    // SAFETY: the thread's own stream stays alive (an Arc in MINE and in the registry).
+    unsafe { stream().as_ref() }
+}
+
+impl Stream {
+    // The stack of open states, for closing (Relaxed: only the owner writes these; the
+    // closer reads them at exit).
+
+    /// Notes that the thread entered `s`.
+    #[inline]
+    fn entered(&self, s: State) {
+        let d = self.depth.load(Ordering::Relaxed);
+        if d < MAX_DEPTH {
+            self.open[d].store(s as u8, Ordering::Relaxed);
         }
-        // SAFETY: the thread's own stream stays alive (an Arc in MINE and in the registry).
-        if let Some(st) = unsafe { stream().as_ref() } {
-            // Relaxed: only the owner writes these; the closer reads them at exit.
-            let d = st.depth.load(Ordering::Relaxed);
-            if enter {
-                if d < MAX_DEPTH {
-                    st.open[d].store(s as u8, Ordering::Relaxed);
-                }
-                st.depth.store(d + 1, Ordering::Relaxed);
-            } else {
-                st.depth.store(d.saturating_sub(1), Ordering::Relaxed);
-            }
-            append_small(st, mcv, &[]);
-        }
+        self.depth.store(d + 1, Ordering::Relaxed);
+    }
+
+    /// Notes that the thread left its innermost state.
+    #[inline]
+    fn left(&self) {
+        let d = self.depth.load(Ordering::Relaxed);
+        self.depth.store(d.saturating_sub(1), Ordering::Relaxed);
     }
 }
 
@@ -422,10 +448,35 @@ fn task_label(entry: usize) -> String {
 
 impl Recorder for OvniRecorder {
     fn push(&self, s: State) {
-        self.state(s, true)
+        if let Some(st) = my_stream() {
+            st.entered(s);
+            append_small(st, state_code(s, true), &[]);
+        }
     }
     fn pop(&self, s: State) {
-        self.state(s, false)
+        if let Some(st) = my_stream() {
+            st.left();
+            append_small(st, state_code(s, false), &[]);
+        }
+    }
+    fn switch(&self, from: State, to: State) {
+        if let Some(st) = my_stream() {
+            st.left();
+            st.entered(to);
+            append_events(st, [(state_code(from, false), &[]), (state_code(to, true), &[])]);
+        }
+    }
+    fn task_begin(&self, state: State, id: u32) {
+        if let Some(st) = my_stream() {
+            st.entered(state);
+            append_events(st, [(state_code(state, true), &[]), (*b"PPx", &id.to_le_bytes())]);
+        }
+    }
+    fn task_finish(&self, state: State, id: u32) {
+        if let Some(st) = my_stream() {
+            st.left();
+            append_events(st, [(*b"PPe", &id.to_le_bytes()), (state_code(state, false), &[])]);
+        }
     }
     fn task_created(&self, id: u32, entry: usize) {
         // SAFETY: the thread's own stream (see `state`).

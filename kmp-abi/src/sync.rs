@@ -2,6 +2,7 @@
 
 use std::ffi::c_void;
 
+use oxiomp_instrument::State;
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::lock::CriticalName;
 use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
@@ -63,11 +64,10 @@ pub unsafe extern "C" fn __kmpc_critical(_loc: *const Ident, gtid: i32, crit: *m
     // __kmpc_global_thread_num or the microtask's argument), so no thread-local lookup.
     // SAFETY: the compiler passes its static, 8-aligned, zeroed 32-byte name object.
     let r = unsafe { &*crit }.enter(gtid);
-    oxiomp_instrument::critical_acquiring_exit();
     if let Err(e) = r {
         crate::fatal("__kmpc_critical", e);
     }
-    oxiomp_instrument::critical_section_enter();
+    oxiomp_instrument::switch(State::CriticalAcquiring, State::CriticalSection);
 }
 
 /// # Safety
@@ -87,8 +87,7 @@ pub unsafe extern "C" fn __kmpc_critical_with_hint(
 /// As for [`__kmpc_critical`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
-    oxiomp_instrument::critical_section_exit();
-    oxiomp_instrument::critical_releasing_enter();
+    oxiomp_instrument::switch(State::CriticalSection, State::CriticalReleasing);
     // SAFETY: as in __kmpc_critical.
     if let Err(e) = unsafe { &*crit }.exit(gtid) {
         crate::misuse("__kmpc_end_critical", e);

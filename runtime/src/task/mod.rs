@@ -315,12 +315,10 @@ fn call_routine(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
     if run && let Some(r) = unsafe { (*kt).routine } {
-        oxiomp_instrument::task_running_enter();
-        oxiomp_instrument::task_execute(trace_id);
+        oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
         // SAFETY: as above: the compiler's entry for this task layout.
         unsafe { r(th.gtid(), kt) };
-        oxiomp_instrument::task_end(trace_id);
-        oxiomp_instrument::task_running_exit();
+        oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
     }
 }
 
@@ -761,15 +759,13 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     t.outer_save.set(std::mem::replace(&mut ctx.icv_save, &t.icvs));
     t.if0.set(true);
     ctx.task = t;
-    oxiomp_instrument::task_running_if0_enter();
-    oxiomp_instrument::task_execute(t.trace_id);
+    oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunningIf0, t.trace_id);
 }
 
 /// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
 #[inline]
 pub fn complete_if0(th: Thread, t: &'static Task) {
-    oxiomp_instrument::task_end(t.trace_id);
-    oxiomp_instrument::task_running_if0_exit();
+    oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunningIf0, t.trace_id);
     let ctx = th.ctx();
     ctx.task = t.parent;
     // The undeferred task ran in the generating task's context: what it set dies with it.
