@@ -71,7 +71,9 @@ impl Drop for Buffer {
     }
 }
 
-/// One thread's stream.
+/// One thread's stream. Aligned to two cache lines, so that streams of different threads
+/// never share a line (their owners write `len`, `committed` and `depth` at every event).
+#[repr(align(128))]
 pub(super) struct Stream {
     bufs: [Buffer; 2],
     /// The buffer the owner fills (0 or 1), and its address for the hot path. Changed by the
