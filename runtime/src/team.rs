@@ -212,6 +212,7 @@ impl Team {
     }
 
     /// Whether the region, or worksharing construct `ws`, was cancelled.
+    #[inline]
     pub(crate) fn cancelled(&self, parallel: bool, ws: u32) -> bool {
         if parallel {
             self.cancel_parallel.load(Ordering::Relaxed) != 0

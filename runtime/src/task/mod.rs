@@ -139,6 +139,9 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         // has now: the thread's. Queued, it takes a copy along; run at once, right here, it
         // borrows them like any task run at once (the copy from an earlier queued part, if
         // any, is stale: dropped).
+        if resubmit_here(th, t) {
+            return;
+        }
         t.parts.fetch_add(1, Ordering::AcqRel);
         if t.if0.get() {
             // An untied if(0) task: undeferred, every part runs here, on the ICVs the task
@@ -188,6 +191,20 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         }
     }
     schedule(th, t, defer);
+}
+
+/// An untied task re-submits itself for its next part (clang's untied tasks do so at each
+/// task scheduling point, the first one as soon as they start, and return at once). When the
+/// part would run at once here anyway, it runs when the current part returns, in the same
+/// execution (`call_routine` loops): not nested inside the current part's frame, and without a
+/// second part to count. Only for the task running on this thread, called through the runtime
+/// (an if(0) task's body is called by the compiler's code, which would not loop).
+fn resubmit_here(th: Thread, t: &'static Task) -> bool {
+    if !std::ptr::eq(th.ctx().task, t) || t.if0.get() || may_defer(th, t) {
+        return false;
+    }
+    t.rerun.set(true);
+    true
 }
 
 /// Runs `f` with the thread's reusable dependence buffer (empty), so that converting a
@@ -315,10 +332,16 @@ fn call_routine(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
     if run && let Some(r) = unsafe { (*kt).routine } {
-        oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
-        // SAFETY: as above: the compiler's entry for this task layout.
-        unsafe { r(th.gtid(), kt) };
-        oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
+        loop {
+            oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
+            // SAFETY: as above: the compiler's entry for this task layout.
+            unsafe { r(th.gtid(), kt) };
+            oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
+            // An untied task's next part, re-submitted to run here (`resubmit_here`).
+            if !t.rerun.replace(false) || is_cancelled(t) {
+                break;
+            }
+        }
     }
 }
 
