@@ -118,11 +118,18 @@ impl Spin {
         if self.rounds <= PURE_ROUNDS && !oversubscribed {
             return true;
         }
+        let budget = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
+        if budget.is_zero() {
+            return false;
+        }
         let start = *self.start.get_or_insert_with(Instant::now);
         if oversubscribed || self.rounds.is_multiple_of(8) {
             std::thread::yield_now();
+            // The clock is read only with the yields (a read costs as much as a round of
+            // polls here): the spin budget is kept to within 8 rounds.
+            return start.elapsed() < budget;
         }
-        start.elapsed() < Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed))
+        true
     }
 }
 
