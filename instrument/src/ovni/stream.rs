@@ -36,8 +36,10 @@ const BLOCK: usize = 4096;
 /// States tracked per stream for closing.
 pub(super) const MAX_DEPTH: usize = 64;
 
-/// A zeroed, page-aligned buffer of `BUF_BYTES`, owned.
-pub(super) struct Buffer(std::ptr::NonNull<u8>);
+/// A zeroed, page-aligned buffer of `BUF_BYTES`, owned; released when its thread's stream is
+/// closed by the thread itself (a program that starts many threads keeps no memory per ended
+/// thread but the stream's header).
+pub(super) struct Buffer(AtomicPtr<u8>);
 
 impl Buffer {
     fn layout() -> std::alloc::Layout {
@@ -48,26 +50,40 @@ impl Buffer {
     fn new() -> Option<Buffer> {
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::alloc_zeroed(Self::layout()) };
-        std::ptr::NonNull::new(p).map(Buffer)
+        (!p.is_null()).then(|| Buffer(AtomicPtr::new(p)))
     }
 
+    /// The buffer's address (null once released). Relaxed: it changes once, to null, under
+    /// the stream's lock, when no other thread can look at the buffer any more (`release`).
     pub(super) fn as_ptr(&self) -> *mut u8 {
-        self.0.as_ptr()
+        self.0.load(Ordering::Relaxed)
     }
 
-    /// The first `n` bytes. The caller makes sure nobody writes them meanwhile (see the
-    /// module's protocol).
+    /// The first `n` bytes (none once released). The caller makes sure nobody writes them
+    /// meanwhile (see the module's protocol).
     fn head(&self, n: usize) -> &[u8] {
+        let p = self.as_ptr();
+        if p.is_null() {
+            return &[];
+        }
         // SAFETY: the allocation has BUF_BYTES initialised (zeroed, then written) bytes, and
-        // n is clamped to it.
-        unsafe { std::slice::from_raw_parts(self.as_ptr(), n.min(BUF_BYTES)) }
+        // n is clamped to it; it stays allocated while the caller holds the stream's lock.
+        unsafe { std::slice::from_raw_parts(p, n.min(BUF_BYTES)) }
+    }
+
+    /// Frees the memory.
+    fn release(&self) {
+        let p = self.0.swap(std::ptr::null_mut(), Ordering::Relaxed);
+        if !p.is_null() {
+            // SAFETY: allocated in `new` with this layout; the swap frees it once.
+            unsafe { std::alloc::dealloc(p, Self::layout()) }
+        }
     }
 }
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.as_ptr(), Self::layout()) }
+        self.release();
     }
 }
 
@@ -284,6 +300,12 @@ impl Stream {
             let _ = file.flush();
         }
         *f = None;
+        if owner {
+            // The thread records nothing more, and any other thread that takes the lock from
+            // now on finds the stream closed and nothing pending: the buffers can go.
+            self.cur.store(std::ptr::null_mut(), Ordering::Relaxed);
+            self.bufs.iter().for_each(Buffer::release);
+        }
     }
 }
 
@@ -445,6 +467,7 @@ mod tests {
                 let expected = record(&s, 5 * BUF_BYTES + 12345, writer);
                 assert_eq!(s.direct.load(Ordering::Relaxed), direct, "a direct write was refused: {name}");
                 s.close(true, false);
+                assert!(s.bufs.iter().all(|b| b.as_ptr().is_null()), "the owner's close frees the buffers");
                 let got = std::fs::read(&path).unwrap();
                 // The closing event of the thread (no states are open) ends the file.
                 assert_eq!(got.len(), expected.len() + 12, "{name}, direct I/O tried: {try_direct}");
@@ -487,6 +510,8 @@ mod tests {
         }
         s.close(false, false);
         let (all, ends) = owner.join().unwrap();
+        // Another thread's close leaves the memory alone (the owner may be writing into it).
+        assert!(s.bufs.iter().all(|b| !b.as_ptr().is_null()));
         let got = std::fs::read(&path).unwrap();
         let body = &got[..got.len() - 12];
         assert_eq!(&got[got.len() - 11..got.len() - 8], b"OHe");
