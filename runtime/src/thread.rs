@@ -111,6 +111,9 @@ pub(crate) struct Context {
     /// The task scheduling constraint: the innermost tied task suspended on this thread (only
     /// its descendants may start here), or null.
     pub(crate) tsc: *const crate::task::Task,
+    /// An untied task that re-submitted itself for its next part, to run on this thread as soon
+    /// as its current part returns (`task::resubmit_here`), or null.
+    pub(crate) rerun: *const crate::task::Task,
     /// Victim selection for stealing (xorshift state, never 0).
     pub(crate) rng: u32,
     /// Reused buffer for dependence lists.
@@ -418,6 +421,7 @@ impl ThreadDesc {
                 doacross: None,
                 task: std::ptr::null(),
                 tsc: std::ptr::null(),
+                rerun: std::ptr::null(),
                 icv_save: std::ptr::null(),
                 rng: 0x9e37_79b9,
                 dep_scratch: Vec::new(),

@@ -113,7 +113,9 @@ impl Spin {
     /// One round of polls found nothing; spins, yields or says (false) that the caller should
     /// park now.
     pub(crate) fn idle_round(&mut self) -> bool {
-        self.rounds = self.rounds.saturating_add(1);
+        // Saturating at a multiple of 8: a waiter that has spun that long still yields and
+        // looks at the clock every round.
+        self.rounds = self.rounds.saturating_add(1).min(!7);
         let oversubscribed = WaitPolicy::oversubscribed();
         if self.rounds <= PURE_ROUNDS && !oversubscribed {
             return true;
@@ -260,6 +262,17 @@ mod tests {
         assert!(!reached(4, 5));
         assert!(reached(1, u32::MAX));
         assert!(!reached(u32::MAX, 1));
+    }
+
+    /// A waiter whose round count has saturated still yields and gives up when its time is
+    /// over (any block time under 10 s: other tests change the process-wide one).
+    #[test]
+    #[cfg(not(loom))]
+    fn a_saturated_spin_still_gives_up() {
+        let Some(long_ago) = Instant::now().checked_sub(Duration::from_secs(10)) else { return };
+        let mut s = Spin { rounds: u32::MAX - 3, start: Some(long_ago) };
+        assert!((0..16).any(|_| !s.idle_round()), "spun on past its time");
+        assert_eq!(s.rounds % 8, 0);
     }
 
     #[test]

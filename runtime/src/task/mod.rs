@@ -203,7 +203,9 @@ fn resubmit_here(th: Thread, t: &'static Task) -> bool {
     if !std::ptr::eq(th.ctx().task, t) || t.if0.get() || may_defer(th, t) {
         return false;
     }
-    t.rerun.set(true);
+    // In the thread's context, not in the task: once an untied task has queued a part,
+    // another thread may run that part while this one returns from the previous.
+    th.ctx().rerun = t;
     true
 }
 
@@ -338,7 +340,7 @@ fn call_routine(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
             unsafe { r(th.gtid(), kt) };
             oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
             // An untied task's next part, re-submitted to run here (`resubmit_here`).
-            if !t.rerun.replace(false) || is_cancelled(t) {
+            if !std::ptr::eq(std::mem::replace(&mut th.ctx().rerun, std::ptr::null()), t) || is_cancelled(t) {
                 break;
             }
         }

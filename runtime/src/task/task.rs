@@ -127,10 +127,6 @@ pub struct Task {
     pub(crate) counted: Cell<Counted>,
     /// Whether the task holds a reference on its parent (see [`hold_ancestors`]).
     pub(crate) parent_ref: Cell<bool>,
-    /// An untied task running on this thread re-submitted itself for its next part, which
-    /// runs here as soon as the current part returns (see `resubmit_here`). Touched only by
-    /// the thread running the task.
-    pub(crate) rerun: Cell<bool>,
     pub(crate) refs: AtomicU32,
     pub(crate) parts: AtomicU32,
     /// Detach state (bits `EVENT_*`).
@@ -210,7 +206,6 @@ impl Task {
             spawned: AtomicU32::new(0),
             counted: Cell::new(Counted::No),
             parent_ref: Cell::new(false),
-            rerun: Cell::new(false),
             refs: AtomicU32::new(1),
             parts: AtomicU32::new(0),
             event: AtomicU32::new(0),
@@ -261,7 +256,6 @@ impl Task {
             addr_of_mut!((*p).spawned).write(AtomicU32::new(0));
             addr_of_mut!((*p).counted).write(Cell::new(Counted::No));
             addr_of_mut!((*p).parent_ref).write(Cell::new(false));
-            addr_of_mut!((*p).rerun).write(Cell::new(false));
             addr_of_mut!((*p).refs).write(AtomicU32::new(1));
             addr_of_mut!((*p).parts).write(AtomicU32::new(0));
             addr_of_mut!((*p).event).write(AtomicU32::new(0));
@@ -301,7 +295,6 @@ impl Task {
             spawned: _,
             counted: _,
             parent_ref: _,
-            rerun: _,
             refs: _,
             parts: _,
             event: _,
