@@ -22,7 +22,7 @@ use crate::{Recorder, State};
 mod siglock;
 mod stream;
 
-use stream::{BUF_BYTES, MAX_DEPTH, Stream, WRITER};
+use stream::{BUF_BYTES, BUSY, MAX_DEPTH, Stream, WRITER};
 
 /// Room kept free at the end of a buffer: the largest event (a type label, jumbo) and the
 /// flush's begin event.
@@ -299,19 +299,26 @@ fn online_cpus() -> usize {
 /// allocating: the hot path.
 #[inline]
 fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
-    append_events(s, [(mcv, payload)]);
+    append_events(s, [(mcv, payload)], |_| {});
 }
 
 /// Appends `N` small events stamped with one clock read (events that happen at one
-/// instant: the end of a state and the beginning of the next).
+/// instant: the end of a state and the beginning of the next), and changes the thread's state
+/// stack with them (`stack`), so that a closer on another thread sees both or neither.
 #[inline]
-fn append_events<const N: usize>(s: &Stream, events: [([u8; 3], &[u8]); N]) {
+fn append_events<const N: usize>(s: &Stream, events: [([u8; 3], &[u8]); N], stack: impl FnOnce(&Stream)) {
     const { assert!(N * format::MAX_EVENT + format::MAX_EVENT <= FLUSH_MARGIN) };
     if s.closed.load(Ordering::Relaxed) {
         return;
     }
     let len = s.len.load(Ordering::Relaxed);
     let len = if len + FLUSH_MARGIN > BUF_BYTES { flush(s) } else { len };
+    // The seqlock's write side (see `Stream::snapshot`): `committed` is `len` here (every event
+    // is committed as it is written); BUSY, then a Release fence so that no store of the
+    // stack's is seen before it.
+    s.committed.store(len | BUSY, Ordering::Relaxed);
+    std::sync::atomic::fence(Ordering::Release);
+    stack(s);
     let clock = clock_ns();
     let mut end = len;
     for (mcv, payload) in events {
@@ -449,33 +456,32 @@ fn task_label(entry: usize) -> String {
 impl Recorder for OvniRecorder {
     fn push(&self, s: State) {
         if let Some(st) = my_stream() {
-            st.entered(s);
-            append_small(st, state_code(s, true), &[]);
+            append_events(st, [(state_code(s, true), &[])], |st| st.entered(s));
         }
     }
     fn pop(&self, s: State) {
         if let Some(st) = my_stream() {
-            st.left();
-            append_small(st, state_code(s, false), &[]);
+            append_events(st, [(state_code(s, false), &[])], Stream::left);
         }
     }
     fn switch(&self, from: State, to: State) {
         if let Some(st) = my_stream() {
-            st.left();
-            st.entered(to);
-            append_events(st, [(state_code(from, false), &[]), (state_code(to, true), &[])]);
+            append_events(st, [(state_code(from, false), &[]), (state_code(to, true), &[])], |st| {
+                st.left();
+                st.entered(to);
+            });
         }
     }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            st.entered(state);
-            append_events(st, [(state_code(state, true), &[]), (*b"PPx", &id.to_le_bytes())]);
+            append_events(st, [(state_code(state, true), &[]), (*b"PPx", &id.to_le_bytes())], |st| {
+                st.entered(state)
+            });
         }
     }
     fn task_finish(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            st.left();
-            append_events(st, [(*b"PPe", &id.to_le_bytes()), (state_code(state, false), &[])]);
+            append_events(st, [(*b"PPe", &id.to_le_bytes()), (state_code(state, false), &[])], Stream::left);
         }
     }
     fn task_created(&self, id: u32, entry: usize) {

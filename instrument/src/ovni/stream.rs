@@ -35,6 +35,9 @@ pub(super) const BUF_BYTES: usize = 1 << 20;
 const BLOCK: usize = 4096;
 /// States tracked per stream for closing.
 pub(super) const MAX_DEPTH: usize = 64;
+/// Set in `committed` while the owner changes its state stack and writes the matching events
+/// (see `Stream::snapshot`).
+pub(super) const BUSY: usize = 1 << 63;
 
 /// A zeroed, page-aligned buffer of `BUF_BYTES`, owned; released when its thread's stream is
 /// closed by the thread itself (a program that starts many threads keeps no memory per ended
@@ -263,6 +266,40 @@ impl Stream {
         rest
     }
 
+    /// The states the thread is in (how many, and their values, outermost first).
+    fn stack(&self) -> (usize, [u8; MAX_DEPTH]) {
+        let depth = self.depth.load(Ordering::Relaxed).min(MAX_DEPTH);
+        let mut open = [0u8; MAX_DEPTH];
+        for (d, v) in open[..depth].iter_mut().enumerate() {
+            *v = self.open[d].load(Ordering::Relaxed);
+        }
+        (depth, open)
+    }
+
+    /// The committed bytes and the states the thread is in as of the same event, read by
+    /// another thread while the owner may be recording: a seqlock on `committed`, which carries
+    /// `BUSY` while the owner changes its stack and writes the matching events (`append_events`:
+    /// BUSY store, Release fence, stack and bytes, Release store of the new length). A read is
+    /// consistent when `committed` was the same, without BUSY, before (Acquire) and after
+    /// (Acquire fence) reading the stack. The owner takes `file`'s lock to hand a buffer over,
+    /// and the caller holds it, so `committed` cannot come back to an earlier value meanwhile.
+    fn snapshot(&self) -> (usize, (usize, [u8; MAX_DEPTH])) {
+        for _ in 0..100_000 {
+            let c1 = self.committed.load(Ordering::Acquire);
+            if c1 & BUSY == 0 {
+                let stack = self.stack();
+                std::sync::atomic::fence(Ordering::Acquire);
+                if self.committed.load(Ordering::Relaxed) == c1 {
+                    return (c1, stack);
+                }
+            }
+            std::hint::spin_loop();
+        }
+        // The owner stopped inside an event (a signal handler running on its thread): what it
+        // had committed, and its stack as it is.
+        (self.committed.load(Ordering::Acquire) & !BUSY, self.stack())
+    }
+
     /// Writes what the stream holds, ends the states its thread is still in (innermost
     /// first) and then the thread, once: nothing is written after that. `owner`: called by
     /// the thread that owns the stream.
@@ -274,18 +311,15 @@ impl Stream {
         }
         self.write_pending(&mut f);
         let a = self.active.load(Ordering::Relaxed);
-        // Acquire: pairs with the owner's Release after each event.
-        let end =
-            if owner { self.len.load(Ordering::Relaxed) } else { self.committed.load(Ordering::Acquire) };
+        let (end, (depth, open)) =
+            if owner { (self.len.load(Ordering::Relaxed), self.stack()) } else { self.snapshot() };
         if let Some(file) = f.as_mut() {
             self.buffered(file);
         }
         self.write_out(&mut f, self.bufs[a].head(end));
         if let Some(file) = f.as_mut() {
             let mut ev = [0u8; format::MAX_EVENT];
-            let depth = self.depth.load(Ordering::Relaxed).min(MAX_DEPTH);
-            for d in (0..depth).rev() {
-                let v = self.open[d].load(Ordering::Relaxed);
+            for &v in open[..depth].iter().rev() {
                 if let Some(st) = State::ALL.iter().find(|x| **x as u8 == v) {
                     let mut mcv = *st.ovni_mcv();
                     mcv[2] = format::end_code(mcv[2]);
@@ -477,6 +511,63 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&dir);
         assert!(direct_seen, "{} takes no O_DIRECT: the direct path went untested", dir.display());
+    }
+
+    /// A close from another thread while the owner changes its state stack (pushes, pops,
+    /// switches) ends exactly the states the written events leave open: the stack it reads and
+    /// the bytes it writes are of the same event (`snapshot`). Repeated, closing at varied
+    /// moments.
+    #[test]
+    fn a_close_from_another_thread_ends_the_open_states() {
+        use crate::ovni::append_events;
+        let dir = test_dir("stack");
+        let (a, b, c) = (State::Single, State::CriticalSection, State::TaskRunning);
+        let code = |s: State, enter: bool| {
+            let mut m = *s.ovni_mcv();
+            if !enter {
+                m[2] = format::end_code(m[2]);
+            }
+            m
+        };
+        for round in 0..200u32 {
+            let path = dir.join(format!("s{round}"));
+            let s = Arc::new(Stream::create(&path).unwrap());
+            let owner = {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    while !s.closed.load(Ordering::Relaxed) {
+                        append_events(&s, [(code(a, true), &[])], |s| s.entered(a));
+                        append_events(&s, [(code(b, true), &[])], |s| s.entered(b));
+                        append_events(&s, [(code(b, false), &[]), (code(c, true), &[])], |s| {
+                            s.left();
+                            s.entered(c)
+                        });
+                        append_events(&s, [(code(c, false), &[])], Stream::left);
+                        append_events(&s, [(code(a, false), &[])], Stream::left);
+                    }
+                })
+            };
+            // Let the owner run for a varied while (a few events to a few thousand).
+            for _ in 0..(round * 37) % 5000 {
+                std::hint::spin_loop();
+            }
+            s.close(false, false);
+            owner.join().unwrap();
+            let events = format::decode(&std::fs::read(&path).unwrap()).expect("a whole stream").events;
+            let mut stack = Vec::new();
+            for e in &events {
+                if let Some((st, enter)) = crate::trace::state_of(&e.mcv) {
+                    if enter {
+                        stack.push(st);
+                    } else {
+                        assert_eq!(stack.pop(), Some(st), "round {round}: an end without its begin");
+                    }
+                }
+            }
+            assert!(stack.is_empty(), "round {round}: states left open: {stack:?}");
+            assert_eq!(events.last().map(|e| &e.mcv), Some(b"OHe"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// With the writer thread running, a close from another thread (as at `exit()`) while
