@@ -132,6 +132,20 @@ fn worksharing_states_are_exact() {
             want.extend([(true, 0x5753_0004), (false, 0x5753_0004)]);
         }
         assert_eq!(ws, want, "thread {}", th.tid);
+        // A thread's part of a construct begins with its first state (static chunk, dynamic
+        // loop initialisation, single) at one instant, and a static chunk or single ends
+        // with the part (one clock read for both events).
+        let ws_type = |e: &Event| e.payload_u32(0).unwrap_or(0);
+        for w in th.events.windows(2) {
+            if &w[0].mcv == b"PQx" {
+                let next = trace::state_of(&w[1].mcv);
+                assert!(next.is_some_and(|(_, enter)| enter), "thread {}: {:?} after PQx", th.tid, w[1].mcv);
+                assert_eq!(w[0].clock, w[1].clock, "thread {}: PQx and its first state", th.tid);
+            }
+            if &w[1].mcv == b"PQe" && ws_type(&w[1]) != 0x5753_0002 {
+                assert_eq!(w[0].clock, w[1].clock, "thread {}: the last state and PQe", th.tid);
+            }
+        }
     }
     // Each construct type is declared once in the process (check() verified before use).
     let declared = t.threads.iter().flat_map(|th| &th.events).filter(|e| &e.mcv == b"POc").count();

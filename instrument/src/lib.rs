@@ -118,6 +118,17 @@ pub trait Recorder: Send + Sync {
     fn task_end(&self, _id: u32) {}
     /// The calling thread begins (true) or ends its part of a worksharing construct.
     fn worksharing(&self, _w: Worksharing, _begin: bool) {}
+    /// The calling thread begins its part of `w` and enters `state` (`begin`), or leaves
+    /// `state` and ends its part of `w`, at one instant.
+    fn worksharing_state(&self, w: Worksharing, state: State, begin: bool) {
+        if begin {
+            self.worksharing(w, true);
+            self.push(state);
+        } else {
+            self.pop(state);
+            self.worksharing(w, false);
+        }
+    }
     /// The calling thread leaves `from` and enters `to` at one instant.
     fn switch(&self, from: State, to: State) {
         self.pop(from);
@@ -132,6 +143,24 @@ pub trait Recorder: Send + Sync {
     fn task_finish(&self, state: State, id: u32) {
         self.task_end(id);
         self.pop(state);
+    }
+}
+
+/// The calling thread begins its part of worksharing construct `w` and enters `state` (its
+/// chunk, section, single, loop initialisation) at one instant.
+#[inline(always)]
+pub fn worksharing_enter(w: Worksharing, state: State) {
+    if enabled() {
+        recorder().worksharing_state(w, state, true)
+    }
+}
+
+/// The calling thread leaves `state` and ends its part of worksharing construct `w` at one
+/// instant.
+#[inline(always)]
+pub fn worksharing_leave(state: State, w: Worksharing) {
+    if enabled() {
+        recorder().worksharing_state(w, state, false)
     }
 }
 

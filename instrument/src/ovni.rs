@@ -507,12 +507,26 @@ impl Recorder for OvniRecorder {
         }
     }
     fn worksharing(&self, w: crate::Worksharing, begin: bool) {
-        // SAFETY: as above.
-        let Some(st) = (unsafe { stream().as_ref() }) else { return };
-        let tid = 0x5753_0000 | w as u32;
-        declare(st, tid, || w.label().to_string());
-        append_small(st, if begin { *b"PQx" } else { *b"PQe" }, &tid.to_le_bytes());
+        let Some(st) = my_stream() else { return };
+        let p = worksharing_type(st, w).to_le_bytes();
+        append_small(st, if begin { *b"PQx" } else { *b"PQe" }, &p);
     }
+    fn worksharing_state(&self, w: crate::Worksharing, state: State, begin: bool) {
+        let Some(st) = my_stream() else { return };
+        let p = worksharing_type(st, w).to_le_bytes();
+        if begin {
+            append_events(st, [(*b"PQx", &p), (state_code(state, true), &[])], |st| st.entered(state));
+        } else {
+            append_events(st, [(state_code(state, false), &[]), (*b"PQe", &p)], Stream::left);
+        }
+    }
+}
+
+/// The type number of worksharing constructs of kind `w`, declared in the stream if needed.
+fn worksharing_type(st: &Stream, w: crate::Worksharing) -> u32 {
+    let tid = 0x5753_0000 | w as u32;
+    declare(st, tid, || w.label().to_string());
+    tid
 }
 
 /// Declares type `tid` (`POc`) in the stream before its first use; `label` is only computed

@@ -25,16 +25,14 @@ pub extern "C" fn __kmpc_flush(_loc: *const Ident) {
 pub extern "C" fn __kmpc_single(_loc: *const Ident, gtid: i32) -> i32 {
     let won = oxiomp_runtime::team::single(Thread::from_gtid(gtid));
     if won {
-        oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::Single);
-        oxiomp_instrument::single_enter();
+        oxiomp_instrument::worksharing_enter(oxiomp_instrument::Worksharing::Single, State::Single);
     }
     won as i32
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_end_single(_loc: *const Ident, _gtid: i32) {
-    oxiomp_instrument::single_exit();
-    oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::Single);
+    oxiomp_instrument::worksharing_leave(State::Single, oxiomp_instrument::Worksharing::Single);
 }
 
 /// `master`: 1 on the primary thread.

@@ -66,26 +66,25 @@ pub fn static_init(
     th.ctx().ws_count += 1;
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
     end_left_loop(th);
-    oxiomp_instrument::worksharing_begin(what.worksharing());
-    match what {
-        StaticKind::Loop => oxiomp_instrument::static_for_chunk_enter(),
-        StaticKind::Sections => oxiomp_instrument::section_enter(),
-        StaticKind::Distribute => oxiomp_instrument::distribute_enter(),
-    }
+    oxiomp_instrument::worksharing_enter(what.worksharing(), what.state());
     c
 }
 
 /// `__kmpc_for_static_fini`.
 pub fn static_fini(_th: Thread, what: StaticKind) {
-    match what {
-        StaticKind::Loop => oxiomp_instrument::static_for_chunk_exit(),
-        StaticKind::Sections => oxiomp_instrument::section_exit(),
-        StaticKind::Distribute => oxiomp_instrument::distribute_exit(),
-    }
-    oxiomp_instrument::worksharing_end(what.worksharing());
+    oxiomp_instrument::worksharing_leave(what.state(), what.worksharing());
 }
 
 impl StaticKind {
+    /// The thread's state in its part of the construct.
+    fn state(self) -> oxiomp_instrument::State {
+        match self {
+            StaticKind::Loop => oxiomp_instrument::State::StaticForChunk,
+            StaticKind::Sections => oxiomp_instrument::State::Section,
+            StaticKind::Distribute => oxiomp_instrument::State::Distribute,
+        }
+    }
+
     fn worksharing(self) -> oxiomp_instrument::Worksharing {
         match self {
             StaticKind::Loop => oxiomp_instrument::Worksharing::ForStatic,
@@ -142,8 +141,10 @@ pub fn team_static_init(th: Thread, lb: i128, ub: i128, incr: i128, chunk: i128)
 pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
     end_left_loop(th);
     th.ctx().loop_open = true;
-    oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::ForDynamic);
-    oxiomp_instrument::dynamic_for_init_enter();
+    oxiomp_instrument::worksharing_enter(
+        oxiomp_instrument::Worksharing::ForDynamic,
+        oxiomp_instrument::State::DynamicForInit,
+    );
     let ok = match dispatch::kind_of(sched, th.icvs().run_sched) {
         Some((kind, over)) => {
             let team = th.team();
