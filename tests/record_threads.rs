@@ -26,6 +26,20 @@ fn every_event_of_every_thread_reaches_the_trace() {
     for t in threads {
         t.join().unwrap();
     }
+    // The writer thread takes no signals (they belong to the program's threads: a handler run
+    // on the writer could not wait for the stream it is writing).
+    let writer = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "oxiomp-trace-wr"))
+        .expect("the writer thread runs");
+    let status = std::fs::read_to_string(writer.path().join("status")).unwrap();
+    let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).expect("SigBlk line");
+    let blocked = u64::from_str_radix(blocked.trim(), 16).unwrap();
+    for sig in [2, 15] {
+        // SIGINT, SIGTERM (Linux numbers).
+        assert_ne!(blocked & (1 << (sig - 1)), 0, "signal {sig} not blocked in the writer");
+    }
     // Each thread closed its stream when it ended.
     let t = Trace::read(&dir).expect("readable trace");
     assert_eq!(t.threads.len(), THREADS);
