@@ -52,6 +52,15 @@ macro_rules! states {
                 match self { $( State::$variant => $mcv, )* }
             }
 
+            /// The event code of entering (`enter`) or leaving the state.
+            pub const fn ovni_code(self, enter: bool) -> [u8; 3] {
+                let mut mcv = *self.ovni_mcv();
+                if !enter {
+                    mcv[2] = format::end_code(mcv[2]);
+                }
+                mcv
+            }
+
             /// The name shown in views and summaries.
             pub const fn label(self) -> &'static str {
                 match self { $( State::$variant => $label, )* }

@@ -22,7 +22,7 @@ use crate::{Recorder, State};
 mod siglock;
 mod stream;
 
-use stream::{BUF_BYTES, BUSY, MAX_DEPTH, Stream, WRITER};
+use stream::{BUF_BYTES, BUSY, Stream, WRITER};
 
 /// Room kept free at the end of a buffer: the largest event (a type label, jumbo) and the
 /// flush's begin event.
@@ -296,10 +296,12 @@ fn online_cpus() -> usize {
 // bytes to other threads (Release, read with Acquire under the stream's lock).
 
 /// Appends an event with no payload or a small one (2..=16 bytes), stamped now, without
-/// allocating: the hot path.
+/// allocating: the hot path (for events that leave the state stack alone).
 #[inline]
 fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
-    append_events(s, [(mcv, payload)], |_| {});
+    if let Some(len) = room(s) {
+        write_events(s, len, [(mcv, payload)]);
+    }
 }
 
 /// Appends `N` small events stamped with one clock read (events that happen at one
@@ -307,18 +309,32 @@ fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
 /// stack with them (`stack`), so that a closer on another thread sees both or neither.
 #[inline]
 fn append_events<const N: usize>(s: &Stream, events: [([u8; 3], &[u8]); N], stack: impl FnOnce(&Stream)) {
-    const { assert!(N * format::MAX_EVENT + format::MAX_EVENT <= FLUSH_MARGIN) };
-    if s.closed.load(Ordering::Relaxed) {
-        return;
-    }
-    let len = s.len.load(Ordering::Relaxed);
-    let len = if len + FLUSH_MARGIN > BUF_BYTES { flush(s) } else { len };
+    let Some(len) = room(s) else { return };
     // The seqlock's write side (see `Stream::snapshot`): `committed` is `len` here (every event
     // is committed as it is written); BUSY, then a Release fence so that no store of the
     // stack's is seen before it.
     s.committed.store(len | BUSY, Ordering::Relaxed);
     std::sync::atomic::fence(Ordering::Release);
     stack(s);
+    write_events(s, len, events);
+}
+
+/// Where the next small events go in the owner's buffer (flushed first if nearly full), or
+/// None once the stream is closed.
+#[inline]
+fn room(s: &Stream) -> Option<usize> {
+    if s.closed.load(Ordering::Relaxed) {
+        return None;
+    }
+    let len = s.len.load(Ordering::Relaxed);
+    Some(if len + FLUSH_MARGIN > BUF_BYTES { flush(s) } else { len })
+}
+
+/// Writes `N` small events at `len` (from `room`), stamped with one clock read, and commits
+/// them.
+#[inline]
+fn write_events<const N: usize>(s: &Stream, len: usize, events: [([u8; 3], &[u8]); N]) {
+    const { assert!(N * format::MAX_EVENT + format::MAX_EVENT <= FLUSH_MARGIN) };
     let clock = clock_ns();
     let mut end = len;
     for (mcv, payload) in events {
@@ -386,42 +402,11 @@ fn flush(s: &Stream) -> usize {
 /// The recorder behind the instrumentation calls when `OMP_OVNI=1`.
 pub struct OvniRecorder;
 
-/// The event code of entering (`enter`) or leaving state `s`.
-fn state_code(s: State, enter: bool) -> [u8; 3] {
-    let mut mcv = *s.ovni_mcv();
-    if !enter {
-        mcv[2] = format::end_code(mcv[2]);
-    }
-    mcv
-}
-
 /// The calling thread's stream, if it records.
 #[inline]
 fn my_stream<'a>() -> Option<&'a Stream> {
     // SAFETY: the thread's own stream stays alive (an Arc in MINE and in the registry).
     unsafe { stream().as_ref() }
-}
-
-impl Stream {
-    // The stack of open states, for closing (Relaxed: only the owner writes these; the
-    // closer reads them at exit).
-
-    /// Notes that the thread entered `s`.
-    #[inline]
-    fn entered(&self, s: State) {
-        let d = self.depth.load(Ordering::Relaxed);
-        if d < MAX_DEPTH {
-            self.open[d].store(s as u8, Ordering::Relaxed);
-        }
-        self.depth.store(d + 1, Ordering::Relaxed);
-    }
-
-    /// Notes that the thread left its innermost state.
-    #[inline]
-    fn left(&self) {
-        let d = self.depth.load(Ordering::Relaxed);
-        self.depth.store(d.saturating_sub(1), Ordering::Relaxed);
-    }
 }
 
 thread_local! {
@@ -456,17 +441,17 @@ fn task_label(entry: usize) -> String {
 impl Recorder for OvniRecorder {
     fn push(&self, s: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [(state_code(s, true), &[])], |st| st.entered(s));
+            append_events(st, [(s.ovni_code(true), &[])], |st| st.entered(s));
         }
     }
     fn pop(&self, s: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [(state_code(s, false), &[])], Stream::left);
+            append_events(st, [(s.ovni_code(false), &[])], Stream::left);
         }
     }
     fn switch(&self, from: State, to: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [(state_code(from, false), &[]), (state_code(to, true), &[])], |st| {
+            append_events(st, [(from.ovni_code(false), &[]), (to.ovni_code(true), &[])], |st| {
                 st.left();
                 st.entered(to);
             });
@@ -474,19 +459,18 @@ impl Recorder for OvniRecorder {
     }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [(state_code(state, true), &[]), (*b"PPx", &id.to_le_bytes())], |st| {
+            append_events(st, [(state.ovni_code(true), &[]), (*b"PPx", &id.to_le_bytes())], |st| {
                 st.entered(state)
             });
         }
     }
     fn task_finish(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [(*b"PPe", &id.to_le_bytes()), (state_code(state, false), &[])], Stream::left);
+            append_events(st, [(*b"PPe", &id.to_le_bytes()), (state.ovni_code(false), &[])], Stream::left);
         }
     }
     fn task_created(&self, id: u32, entry: usize) {
-        // SAFETY: the thread's own stream (see `state`).
-        let Some(st) = (unsafe { stream().as_ref() }) else { return };
+        let Some(st) = my_stream() else { return };
         let tid = task_type(entry);
         declare(st, tid, || task_label(entry));
         let mut p = [0u8; 8];
@@ -495,14 +479,12 @@ impl Recorder for OvniRecorder {
         append_small(st, *b"PPc", &p);
     }
     fn task_execute(&self, id: u32) {
-        // SAFETY: as above.
-        if let Some(st) = unsafe { stream().as_ref() } {
+        if let Some(st) = my_stream() {
             append_small(st, *b"PPx", &id.to_le_bytes());
         }
     }
     fn task_end(&self, id: u32) {
-        // SAFETY: as above.
-        if let Some(st) = unsafe { stream().as_ref() } {
+        if let Some(st) = my_stream() {
             append_small(st, *b"PPe", &id.to_le_bytes());
         }
     }
@@ -515,9 +497,9 @@ impl Recorder for OvniRecorder {
         let Some(st) = my_stream() else { return };
         let p = worksharing_type(st, w).to_le_bytes();
         if begin {
-            append_events(st, [(*b"PQx", &p), (state_code(state, true), &[])], |st| st.entered(state));
+            append_events(st, [(*b"PQx", &p), (state.ovni_code(true), &[])], |st| st.entered(state));
         } else {
-            append_events(st, [(state_code(state, false), &[]), (*b"PQe", &p)], Stream::left);
+            append_events(st, [(state.ovni_code(false), &[]), (*b"PQe", &p)], Stream::left);
         }
     }
 }

@@ -250,10 +250,10 @@ pub struct Interval {
 /// The state an event code enters (true) or leaves (false).
 pub fn state_of(mcv: &[u8; 3]) -> Option<(State, bool)> {
     State::ALL.iter().find_map(|s| {
-        let b = s.ovni_mcv();
-        if b == mcv {
+        let (enter, leave) = (s.ovni_code(true), s.ovni_code(false));
+        if enter == *mcv {
             Some((*s, true))
-        } else if b[..2] == mcv[..2] && format::end_code(b[2]) == mcv[2] && b[2] != mcv[2] {
+        } else if leave == *mcv && leave != enter {
             Some((*s, false))
         } else {
             None

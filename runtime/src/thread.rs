@@ -112,7 +112,7 @@ pub(crate) struct Context {
     /// its descendants may start here), or null.
     pub(crate) tsc: *const crate::task::Task,
     /// An untied task that re-submitted itself for its next part, to run on this thread as soon
-    /// as its current part returns (`task::resubmit_here`), or null.
+    /// as its current part returns (`task::rerun_here`), or null.
     pub(crate) rerun: *const crate::task::Task,
     /// Victim selection for stealing (xorshift state, never 0).
     pub(crate) rng: u32,

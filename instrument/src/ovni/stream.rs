@@ -137,19 +137,14 @@ impl Stream {
     }
 
     fn create_with(path: &Path, try_direct: bool) -> Option<Stream> {
-        use std::os::fd::AsRawFd;
         use std::os::unix::fs::FileExt;
         let file = File::create(path).ok()?;
         // The header is in the file at once (a stream never closed, after a crash, still
         // reads as a stream) and also starts the first buffer, whose first write puts it there
         // again: so that writes start at offset 0, block-aligned, and the file offset stays 0.
         file.write_all_at(format::STREAM_HEADER, 0).ok()?;
-        let fd = file.as_raw_fd();
-        // SAFETY: fcntl on our own open descriptor. It refuses O_DIRECT (EINVAL) where the
-        // file system cannot do it.
-        let direct = try_direct
-            && unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_DIRECT) }
-                == 0;
+        // The kernel refuses O_DIRECT (EINVAL) where the file system cannot do it.
+        let direct = try_direct && set_direct(&file, true);
         let bufs = [Buffer::new()?, Buffer::new()?];
         let head = format::STREAM_HEADER.len();
         // SAFETY: the buffer is ours alone yet and holds more than the header.
@@ -214,10 +209,7 @@ impl Stream {
     /// Turns direct I/O off (under `file`'s lock): for a last write that is not whole blocks.
     fn buffered(&self, file: &File) {
         if self.direct.swap(false, Ordering::Relaxed) {
-            use std::os::fd::AsRawFd;
-            let fd = file.as_raw_fd();
-            // SAFETY: fcntl on our own open descriptor; both calls are async-signal-safe.
-            unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) & !libc::O_DIRECT) };
+            set_direct(file, false);
         }
     }
 
@@ -264,6 +256,26 @@ impl Stream {
         }
         WRITER.wake();
         rest
+    }
+
+    // The stack of open states, for closing: only the owner writes it (Relaxed), inside
+    // `append_events`'s BUSY window; another thread reads it through `snapshot`.
+
+    /// Notes that the thread entered `s`.
+    #[inline]
+    pub(super) fn entered(&self, s: State) {
+        let d = self.depth.load(Ordering::Relaxed);
+        if d < MAX_DEPTH {
+            self.open[d].store(s as u8, Ordering::Relaxed);
+        }
+        self.depth.store(d + 1, Ordering::Relaxed);
+    }
+
+    /// Notes that the thread left its innermost state.
+    #[inline]
+    pub(super) fn left(&self) {
+        let d = self.depth.load(Ordering::Relaxed);
+        self.depth.store(d.saturating_sub(1), Ordering::Relaxed);
     }
 
     /// The states the thread is in (how many, and their values, outermost first).
@@ -317,22 +329,14 @@ impl Stream {
             self.buffered(file);
         }
         self.write_out(&mut f, self.bufs[a].head(end));
-        if let Some(file) = f.as_mut() {
-            let mut ev = [0u8; format::MAX_EVENT];
-            for &v in open[..depth].iter().rev() {
-                if let Some(st) = State::ALL.iter().find(|x| **x as u8 == v) {
-                    let mut mcv = *st.ovni_mcv();
-                    mcv[2] = format::end_code(mcv[2]);
-                    let n =
-                        format::encode(&Event { mcv, clock: clock_ns(), payload: Payload::None }, &mut ev);
-                    let _ = file.write_all(&ev[..n]);
-                }
-            }
-            let n =
-                format::encode(&Event { mcv: *b"OHe", clock: clock_ns(), payload: Payload::None }, &mut ev);
-            let _ = file.write_all(&ev[..n]);
-            let _ = file.flush();
+        // The ends of the states still open, innermost first, then the thread's.
+        let mut tail = [0u8; (MAX_DEPTH + 1) * format::MAX_EVENT];
+        let mut n = 0;
+        let states = open[..depth].iter().rev().filter_map(|&v| State::ALL.iter().find(|x| **x as u8 == v));
+        for mcv in states.map(|s| s.ovni_code(false)).chain([*b"OHe"]) {
+            n += format::encode(&Event { mcv, clock: clock_ns(), payload: Payload::None }, &mut tail[n..]);
         }
+        self.write_out(&mut f, &tail[..n]);
         *f = None;
         if owner {
             // The thread records nothing more, and any other thread that takes the lock from
@@ -340,6 +344,18 @@ impl Stream {
             self.cur.store(std::ptr::null_mut(), Ordering::Relaxed);
             self.bufs.iter().for_each(Buffer::release);
         }
+    }
+}
+
+/// Turns direct I/O on or off for `file`; whether the kernel took it.
+fn set_direct(file: &File, on: bool) -> bool {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on our own open descriptor; both calls are async-signal-safe.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        let flags = if on { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
+        libc::fcntl(fd, libc::F_SETFL, flags) == 0
     }
 }
 
@@ -522,13 +538,6 @@ mod tests {
         use crate::ovni::append_events;
         let dir = test_dir("stack");
         let (a, b, c) = (State::Single, State::CriticalSection, State::TaskRunning);
-        let code = |s: State, enter: bool| {
-            let mut m = *s.ovni_mcv();
-            if !enter {
-                m[2] = format::end_code(m[2]);
-            }
-            m
-        };
         for round in 0..200u32 {
             let path = dir.join(format!("s{round}"));
             let s = Arc::new(Stream::create(&path).unwrap());
@@ -536,14 +545,14 @@ mod tests {
                 let s = s.clone();
                 std::thread::spawn(move || {
                     while !s.closed.load(Ordering::Relaxed) {
-                        append_events(&s, [(code(a, true), &[])], |s| s.entered(a));
-                        append_events(&s, [(code(b, true), &[])], |s| s.entered(b));
-                        append_events(&s, [(code(b, false), &[]), (code(c, true), &[])], |s| {
+                        append_events(&s, [(a.ovni_code(true), &[])], |s| s.entered(a));
+                        append_events(&s, [(b.ovni_code(true), &[])], |s| s.entered(b));
+                        append_events(&s, [(b.ovni_code(false), &[]), (c.ovni_code(true), &[])], |s| {
                             s.left();
                             s.entered(c)
                         });
-                        append_events(&s, [(code(c, false), &[])], Stream::left);
-                        append_events(&s, [(code(a, false), &[])], Stream::left);
+                        append_events(&s, [(c.ovni_code(false), &[])], Stream::left);
+                        append_events(&s, [(a.ovni_code(false), &[])], Stream::left);
                     }
                 })
             };

@@ -139,17 +139,19 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         // has now: the thread's. Queued, it takes a copy along; run at once, right here, it
         // borrows them like any task run at once (the copy from an earlier queued part, if
         // any, is stale: dropped).
-        if resubmit_here(th, t) {
-            return;
-        }
-        t.parts.fetch_add(1, Ordering::AcqRel);
         if t.if0.get() {
             // An untied if(0) task: undeferred, every part runs here, on the ICVs the task
             // has now (borrowed: `has_icvs` is false), leaving its creator's saved ICVs alone.
+            t.parts.fetch_add(1, Ordering::AcqRel);
             execute(th, t);
             return;
         }
         let defer = may_defer(th, t);
+        if !defer && std::ptr::eq(th.ctx().task, t) {
+            rerun_here(th, t);
+            return;
+        }
+        t.parts.fetch_add(1, Ordering::AcqRel);
         if defer {
             t.icvs.put(*th.icvs());
             if t.counted.get() == Counted::Retire {
@@ -193,20 +195,22 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     schedule(th, t, defer);
 }
 
-/// An untied task re-submits itself for its next part (clang's untied tasks do so at each
-/// task scheduling point, the first one as soon as they start, and return at once). When the
-/// part would run at once here anyway, it runs when the current part returns, in the same
-/// execution (`call_routine` loops): not nested inside the current part's frame, and without a
-/// second part to count. Only for the task running on this thread, called through the runtime
-/// (an if(0) task's body is called by the compiler's code, which would not loop).
-fn resubmit_here(th: Thread, t: &'static Task) -> bool {
-    if !std::ptr::eq(th.ctx().task, t) || t.if0.get() || may_defer(th, t) {
-        return false;
-    }
-    // In the thread's context, not in the task: once an untied task has queued a part,
-    // another thread may run that part while this one returns from the previous.
+/// The untied task running on this thread re-submitted itself for its next part (clang's
+/// untied tasks do so at each task scheduling point, the first one as soon as they start, and
+/// return at once), and the part would run at once here anyway: it runs when the current part
+/// returns, in the same execution (`call_routine` loops, `take_rerun`), not nested inside the
+/// current part's frame and without a second part to count. Not for if(0) tasks: their body
+/// is called by the compiler's code, which would not loop. Noted in the thread's context, not
+/// in the task: once an untied task has queued a part, another thread may run that part while
+/// this one returns from the previous.
+fn rerun_here(th: Thread, t: &'static Task) {
     th.ctx().rerun = t;
-    true
+}
+
+/// Whether `rerun_here` asked for `t` to run again on this thread (and clears the request).
+#[inline]
+fn take_rerun(th: Thread, t: &'static Task) -> bool {
+    std::ptr::eq(std::mem::replace(&mut th.ctx().rerun, std::ptr::null()), t)
 }
 
 /// Runs `f` with the thread's reusable dependence buffer (empty), so that converting a
@@ -339,8 +343,8 @@ fn call_routine(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
             // SAFETY: as above: the compiler's entry for this task layout.
             unsafe { r(th.gtid(), kt) };
             oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
-            // An untied task's next part, re-submitted to run here (`resubmit_here`).
-            if !std::ptr::eq(std::mem::replace(&mut th.ctx().rerun, std::ptr::null()), t) || is_cancelled(t) {
+            // An untied task's next part, re-submitted to run here (`rerun_here`).
+            if !take_rerun(th, t) || is_cancelled(t) {
                 break;
             }
         }
