@@ -246,6 +246,8 @@ c_tests! {
     fork_call_if,
     idle_sleep,
     if_clause,
+    lock_misuse,
+    lock_sleepers,
     locks,
     many_regions,
     nested,

@@ -67,8 +67,27 @@ pub unsafe extern "C" fn omp_destroy_lock(lock: *mut OmpLock) {
 
 /// # Safety
 /// `lock` points to an initialized `omp_lock_t`.
+///
+/// The common case (a registered thread, the lock free) needs no stack frame: a thread-local
+/// load, a CAS and a return; everything else is a tail call to the cold path. (Registers
+/// saved around the CAS and restored after it cost several nanoseconds per lock: see
+/// `__kmpc_critical`.)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_set_lock(lock: *mut OmpLock) {
+    // SAFETY: as in `simple`; null goes to the slow path, which reports it.
+    if let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
+        && l.try_lock_free(th.gtid())
+    {
+        return;
+    }
+    // SAFETY: forwarded.
+    unsafe { set_lock_slow(lock) }
+}
+
+/// `omp_set_lock` for a held (or uninitialised) lock, a null pointer or an unregistered thread.
+#[cold]
+#[inline(never)]
+unsafe fn set_lock_slow(lock: *mut OmpLock) {
     if let Err(e) = simple("omp_set_lock", lock).lock(gtid()) {
         fatal("omp_set_lock", e);
     }
@@ -76,8 +95,24 @@ pub unsafe extern "C" fn omp_set_lock(lock: *mut OmpLock) {
 
 /// # Safety
 /// `lock` points to an initialized `omp_lock_t`.
+///
+/// A frame-less fast path, as `omp_set_lock`'s.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_unset_lock(lock: *mut OmpLock) {
+    // SAFETY: as in `simple`.
+    if let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
+        && l.try_unlock_uncontended(th.gtid())
+    {
+        return;
+    }
+    // SAFETY: forwarded.
+    unsafe { unset_lock_slow(lock) }
+}
+
+/// `omp_unset_lock` with a sleeper to wake, or on misuse.
+#[cold]
+#[inline(never)]
+unsafe fn unset_lock_slow(lock: *mut OmpLock) {
     if let Err(e) = simple("omp_unset_lock", lock).unlock(gtid()) {
         misuse("omp_unset_lock", e);
     }

@@ -129,9 +129,18 @@ impl OwnedMutex {
         }
     }
 
-    /// Releases the lock if `me` holds it (one CAS, no load before it: a load would be a
-    /// second access to a line another thread is polling); otherwise returns the word seen.
-    /// Wakes one sleeper if there may be one.
+    /// Releases the lock if `me` holds it and nobody was marked asleep (one CAS, no load
+    /// before it: a load would be a second access to a line another thread is polling).
+    #[inline(always)]
+    fn try_release(&self, unlocked: u32, me: u32) -> bool {
+        // Release: publishes the critical section to the next acquirer.
+        self.0
+            .compare_exchange(pack(unlocked | 1, me), pack(unlocked, 0), Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Releases the lock if `me` holds it (see `try_release`); otherwise returns the word
+    /// seen. Wakes one sleeper if there may be one.
     #[inline]
     fn release(&self, unlocked: u32, me: u32) -> Result<(), u64> {
         // Release: publishes the critical section to the next acquirer.
@@ -207,6 +216,21 @@ impl LockWord {
         }
         self.word.acquire_contended(UNLOCKED, me);
         Ok(())
+    }
+
+    /// Acquires the lock if it is initialised and free (one CAS): the callers' fast path,
+    /// which must need no stack frame (see `__kmpc_critical`). False leaves everything,
+    /// waiting and misuse included, to [`LockWord::lock`].
+    #[inline(always)]
+    pub fn try_lock_free(&self, gtid: i32) -> bool {
+        self.word.try_acquire(UNLOCKED, gtid as u32 + 1).is_ok()
+    }
+
+    /// Releases the lock if `gtid` holds it and nobody was marked asleep (one CAS). False
+    /// leaves everything, waking a sleeper and misuse included, to [`LockWord::unlock`].
+    #[inline(always)]
+    pub fn try_unlock_uncontended(&self, gtid: i32) -> bool {
+        self.word.try_release(UNLOCKED, gtid as u32 + 1)
     }
 
     /// Tries to acquire the lock without waiting.
@@ -289,6 +313,46 @@ impl CriticalName {
                 }
             }
         }
+    }
+
+    /// Enters the critical section if its lock is installed and free: one load and one CAS,
+    /// nothing else (the callers' fast path, which must need no stack frame: see
+    /// `__kmpc_critical`). False leaves everything to [`CriticalName::enter`].
+    #[inline(always)]
+    pub fn try_enter(&self, gtid: i32) -> bool {
+        // Acquire: as in `word`.
+        let p = self.lock.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer was installed by `install` and is never freed.
+        match unsafe { p.as_ref() } {
+            Some(l) => l.try_acquire(0, gtid as u32 + 1).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Leaves the critical section if the caller holds it and nobody sleeps on it (one load,
+    /// one CAS). False leaves everything to [`CriticalName::exit`], which wakes a sleeper or
+    /// reports a misuse.
+    #[inline(always)]
+    pub fn try_exit(&self, gtid: i32) -> bool {
+        // Acquire: as in `word`.
+        let p = self.lock.load(Ordering::Acquire);
+        // SAFETY: as in `try_enter`.
+        match unsafe { p.as_ref() } {
+            Some(l) => l.try_release(0, gtid as u32 + 1),
+            None => false,
+        }
+    }
+
+    /// Whether thread `gtid` is inside the section (stable for that thread: only the holder
+    /// releases it).
+    pub fn held_by(&self, gtid: i32) -> bool {
+        // Acquire: as in `word`.
+        let p = self.lock.load(Ordering::Acquire);
+        // SAFETY: as in `try_enter`.
+        unsafe { p.as_ref() }.is_some_and(|l| {
+            let w = l.peek();
+            owner_of(w) == gtid as u32 + 1 && state_of(w) != 0
+        })
     }
 
     /// Enters the critical section named by `self` for thread `gtid`.
