@@ -22,7 +22,7 @@ use crate::{Recorder, State};
 mod siglock;
 mod stream;
 
-use stream::{BUF_BYTES, BUSY, Stream, WRITER};
+use stream::{BUF_BYTES, Stream, WRITER};
 
 /// Room kept free at the end of a buffer: the largest event (a type label, jumbo) and the
 /// flush's begin event.
@@ -311,9 +311,9 @@ fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
 fn append_events<const N: usize>(s: &Stream, events: [([u8; 3], &[u8]); N], stack: impl FnOnce(&Stream)) {
     let Some(len) = room(s) else { return };
     // The seqlock's write side (see `Stream::snapshot`): `committed` is `len` here (every event
-    // is committed as it is written); BUSY, then a Release fence so that no store of the
-    // stack's is seen before it.
-    s.committed.store(len | BUSY, Ordering::Relaxed);
+    // is committed as it is written); BUSY with the stack's mark, then a Release fence so that
+    // no store of the stack's is seen before it.
+    s.committed.store(s.busy_word(len), Ordering::Relaxed);
     std::sync::atomic::fence(Ordering::Release);
     stack(s);
     write_events(s, len, events);

@@ -36,8 +36,11 @@ const BLOCK: usize = 4096;
 /// States tracked per stream for closing.
 pub(super) const MAX_DEPTH: usize = 64;
 /// Set in `committed` while the owner changes its state stack and writes the matching events
-/// (see `Stream::snapshot`).
+/// (see `Stream::snapshot`); the word then also carries what the event may overwrite of the
+/// stack as of the committed bytes (`Stream::busy_word`).
 pub(super) const BUSY: usize = 1 << 63;
+/// The committed length's bits in `committed` (the rest: BUSY and the stack's mark).
+const LEN_MASK: usize = (1 << 32) - 1;
 
 /// A zeroed, page-aligned buffer of `BUF_BYTES`, owned; released when its thread's stream is
 /// closed by the thread itself (a program that starts many threads keeps no memory per ended
@@ -288,28 +291,62 @@ impl Stream {
         (depth, open)
     }
 
+    /// The value of `committed` while the owner records a stack-changing event at `len`:
+    /// BUSY, and the stack's depth and innermost state as they are before the event. An event
+    /// pushes (writes `open[depth]`), pops (writes nothing) or switches (writes
+    /// `open[depth - 1]`), so those two are all it can change of the stack as of `len`: a closer
+    /// that finds the owner stopped inside the event (a signal handler on the owner's thread,
+    /// or the owner preempted there) still knows exactly the states whose beginnings are
+    /// committed. Owner only.
+    #[inline]
+    pub(super) fn busy_word(&self, len: usize) -> usize {
+        debug_assert!(len <= LEN_MASK);
+        let d = self.depth.load(Ordering::Relaxed);
+        let top = if (1..=MAX_DEPTH).contains(&d) { self.open[d - 1].load(Ordering::Relaxed) } else { 0 };
+        len | BUSY | (d.min(MAX_DEPTH + 1) << 32) | ((top as usize) << 40)
+    }
+
+    /// The stack as of the committed bytes of `committed` value `c` (see `busy_word`).
+    fn stack_as_of(&self, c: usize) -> (usize, [u8; MAX_DEPTH]) {
+        if c & BUSY == 0 {
+            return self.stack();
+        }
+        let d = (c >> 32) & 0xff;
+        let depth = d.min(MAX_DEPTH);
+        let mut open = [0u8; MAX_DEPTH];
+        for (i, v) in open[..depth].iter_mut().enumerate() {
+            *v = self.open[i].load(Ordering::Relaxed);
+        }
+        if (1..=MAX_DEPTH).contains(&d) {
+            open[d - 1] = (c >> 40) as u8;
+        }
+        (depth, open)
+    }
+
     /// The committed bytes and the states the thread is in as of the same event, read by
-    /// another thread while the owner may be recording: a seqlock on `committed`, which carries
-    /// `BUSY` while the owner changes its stack and writes the matching events (`append_events`:
+    /// another thread while the owner may be recording: a seqlock on `committed`, whose value
+    /// changes with every event the owner records, and which carries `BUSY` and the stack's
+    /// mark while the owner changes its stack and writes the matching events (`append_events`:
     /// BUSY store, Release fence, stack and bytes, Release store of the new length). A read is
-    /// consistent when `committed` was the same, without BUSY, before (Acquire) and after
-    /// (Acquire fence) reading the stack. The owner takes `file`'s lock to hand a buffer over,
-    /// and the caller holds it, so `committed` cannot come back to an earlier value meanwhile.
+    /// consistent when `committed` was the same before (Acquire) and after (Acquire fence)
+    /// reading the stack: then the owner's stores to the stack that the read saw, if any,
+    /// belong to the event in progress at `c1`, which `stack_as_of` discounts (a store of a
+    /// later event comes after that event's BUSY store and Release fence, so the second load
+    /// would have seen a new value). The owner takes `file`'s lock to hand a buffer over, and
+    /// the caller holds it, so `committed` cannot come back to an earlier value meanwhile.
     fn snapshot(&self) -> (usize, (usize, [u8; MAX_DEPTH])) {
         for _ in 0..100_000 {
             let c1 = self.committed.load(Ordering::Acquire);
-            if c1 & BUSY == 0 {
-                let stack = self.stack();
-                std::sync::atomic::fence(Ordering::Acquire);
-                if self.committed.load(Ordering::Relaxed) == c1 {
-                    return (c1, stack);
-                }
+            let stack = self.stack_as_of(c1);
+            std::sync::atomic::fence(Ordering::Acquire);
+            if self.committed.load(Ordering::Relaxed) == c1 {
+                return (c1 & LEN_MASK, stack);
             }
             std::hint::spin_loop();
         }
-        // The owner stopped inside an event (a signal handler running on its thread): what it
-        // had committed, and its stack as it is.
-        (self.committed.load(Ordering::Acquire) & !BUSY, self.stack())
+        // The owner kept recording all that time (it stops once it sees `closed`).
+        let c = self.committed.load(Ordering::Acquire);
+        (c & LEN_MASK, self.stack_as_of(c))
     }
 
     /// Writes what the stream holds, ends the states its thread is still in (innermost
@@ -575,6 +612,43 @@ mod tests {
             }
             assert!(stack.is_empty(), "round {round}: states left open: {stack:?}");
             assert_eq!(events.last().map(|e| &e.mcv), Some(b"OHe"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A closer that finds the owner stopped inside a stack-changing event (its stack already
+    /// changed, the event not committed: a signal handler on the owner's thread, or the owner
+    /// preempted there for longer than the closer spins) ends exactly the states whose
+    /// beginnings are in the stream: the stack as of the committed bytes, for a push, a pop and
+    /// a switch. (The closer used to take the changed stack: an end without its beginning.)
+    #[test]
+    fn a_close_inside_an_event_ends_the_committed_states() {
+        use crate::ovni::append_events;
+        let dir = test_dir("inside");
+        let (a, b) = (State::Single, State::CriticalSection);
+        let stopped_inside: [(&str, fn(&Stream)); 3] = [
+            ("push", |s| s.entered(State::TaskRunning)),
+            ("pop", Stream::left),
+            ("switch", |s| {
+                s.left();
+                s.entered(State::TaskRunning)
+            }),
+        ];
+        for (name, change) in stopped_inside {
+            let path = dir.join(name);
+            let s = Stream::create(&path).unwrap();
+            append_events(&s, [(a.ovni_code(true), &[])], |s| s.entered(a));
+            append_events(&s, [(b.ovni_code(true), &[])], |s| s.entered(b));
+            // `append_events` up to its stack change, as the owner would be when stopped.
+            let len = s.len.load(Ordering::Relaxed);
+            s.committed.store(s.busy_word(len), Ordering::Relaxed);
+            change(&s);
+            s.close(false, false);
+            let events = format::decode(&std::fs::read(&path).unwrap()).expect("a whole stream").events;
+            let mcvs: Vec<[u8; 3]> = events.iter().map(|e| e.mcv).collect();
+            let want =
+                [a.ovni_code(true), b.ovni_code(true), b.ovni_code(false), a.ovni_code(false), *b"OHe"];
+            assert_eq!(mcvs, want, "stopped inside a {name}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
