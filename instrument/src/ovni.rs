@@ -312,8 +312,9 @@ fn append_events<const N: usize>(s: &Stream, events: [([u8; 3], &[u8]); N], stac
     let Some(len) = room(s) else { return };
     // The seqlock's write side (see `Stream::snapshot`): `committed` is `len` here (every event
     // is committed as it is written); BUSY with the stack's mark, then a Release fence so that
-    // no store of the stack's is seen before it.
-    s.committed.store(s.busy_word(len), Ordering::Relaxed);
+    // no store of the stack's is seen before it. The BUSY store is a Release store itself: a
+    // closer that reads it takes the bytes up to `len` (written by earlier events) from it.
+    s.committed.store(s.busy_word(len), Ordering::Release);
     std::sync::atomic::fence(Ordering::Release);
     stack(s);
     write_events(s, len, events);

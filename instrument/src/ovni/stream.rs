@@ -327,7 +327,7 @@ impl Stream {
     /// another thread while the owner may be recording: a seqlock on `committed`, whose value
     /// changes with every event the owner records, and which carries `BUSY` and the stack's
     /// mark while the owner changes its stack and writes the matching events (`append_events`:
-    /// BUSY store, Release fence, stack and bytes, Release store of the new length). A read is
+    /// Release BUSY store, Release fence, stack and bytes, Release store of the new length). A read is
     /// consistent when `committed` was the same before (Acquire) and after (Acquire fence)
     /// reading the stack: then the owner's stores to the stack that the read saw, if any,
     /// belong to the event in progress at `c1`, which `stack_as_of` discounts (a store of a
