@@ -222,14 +222,6 @@ impl Worksharing {
     }
 }
 
-/// The calling thread begins its part of a worksharing construct.
-#[inline(always)]
-pub fn worksharing_begin(w: Worksharing) {
-    if enabled() {
-        recorder().worksharing(w, true)
-    }
-}
-
 /// The calling thread ends its part of a worksharing construct.
 #[inline(always)]
 pub fn worksharing_end(w: Worksharing) {
@@ -279,22 +271,6 @@ fn task_created_slow(entry: usize) -> u32 {
         recorder().task_created(id, entry);
     }
     id
-}
-
-/// The calling thread starts running the task with trace number `id` (0: not traced).
-#[inline(always)]
-pub fn task_execute(id: u32) {
-    if id != 0 && enabled() {
-        recorder().task_execute(id)
-    }
-}
-
-/// The calling thread stops running the task with trace number `id` (0: not traced).
-#[inline(always)]
-pub fn task_end(id: u32) {
-    if id != 0 && enabled() {
-        recorder().task_end(id)
-    }
 }
 
 static ENABLED: AtomicBool = AtomicBool::new(false);

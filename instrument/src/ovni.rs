@@ -351,9 +351,7 @@ fn write_events<const N: usize>(s: &Stream, len: usize, events: [([u8; 3], &[u8]
         }
         end += 12 + payload.len();
     }
-    s.len.store(end, Ordering::Relaxed);
-    // Release: the bytes of the events are visible to whoever reads `committed`.
-    s.committed.store(end, Ordering::Release);
+    s.commit(end);
 }
 
 /// Appends one event, stamped now, to the owner's buffer, flushing it first if it is nearly
@@ -373,9 +371,7 @@ fn append(s: &Stream, mcv: [u8; 3], payload: Payload) {
     // (flush left room for the largest event, jumbo labels included).
     let dst = unsafe { std::slice::from_raw_parts_mut(s.cursor(len), need) };
     let n = format::encode(&ev, dst);
-    s.len.store(len + n, Ordering::Relaxed);
-    // Release: the bytes of the event are visible to whoever reads `committed`.
-    s.committed.store(len + n, Ordering::Release);
+    s.commit(len + n);
 }
 
 /// Hands the full buffer over to the writer, between flush events (`OF[` ends the full
@@ -394,9 +390,7 @@ fn flush(s: &Stream) -> usize {
     // SAFETY: as above, in the owner's emptied buffer.
     let dst = unsafe { std::slice::from_raw_parts_mut(s.cursor(len), format::MAX_EVENT) };
     let n = len + format::encode(&tail, dst);
-    s.len.store(n, Ordering::Relaxed);
-    // Release: as in `append`.
-    s.committed.store(n, Ordering::Release);
+    s.commit(n);
     n
 }
 

@@ -62,7 +62,7 @@ pub extern "C" fn __kmpc_end_masked(_loc: *const Ident, _gtid: i32) {}
 /// CAS: single-threaded, a section around a 0.1 us body cost ~10 ns more than the same
 /// lock code without them.)
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __kmpc_critical(loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
+pub unsafe extern "C" fn __kmpc_critical(_loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
     // The gtid clang passes is the one this runtime gave the calling thread (from
     // __kmpc_global_thread_num or the microtask's argument), so no thread-local lookup.
     // SAFETY: the compiler passes its static, 8-aligned, zeroed 32-byte name object.
@@ -70,13 +70,13 @@ pub unsafe extern "C" fn __kmpc_critical(loc: *const Ident, gtid: i32, crit: *mu
         return;
     }
     // SAFETY: forwarded.
-    unsafe { critical_slow(loc, gtid, crit) }
+    unsafe { critical_slow(gtid, crit) }
 }
 
 /// `__kmpc_critical` when tracing, on first use of the name, under contention or misuse.
 #[cold]
 #[inline(never)]
-unsafe fn critical_slow(_loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
+unsafe fn critical_slow(gtid: i32, crit: *mut CriticalName) {
     oxiomp_instrument::critical_acquiring_enter();
     // SAFETY: as in `__kmpc_critical`.
     let r = unsafe { &*crit }.enter(gtid);
@@ -102,27 +102,24 @@ pub unsafe extern "C" fn __kmpc_critical_with_hint(
 /// # Safety
 /// As for [`__kmpc_critical`], whose fast path this mirrors.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __kmpc_end_critical(loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
+pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
     // SAFETY: as in __kmpc_critical.
     if !oxiomp_instrument::enabled() && unsafe { &*crit }.try_exit(gtid) {
         return;
     }
     // SAFETY: forwarded.
-    unsafe { end_critical_slow(loc, gtid, crit) }
+    unsafe { end_critical_slow(gtid, crit) }
 }
 
 /// `__kmpc_end_critical` when tracing, with a sleeping waiter to wake, or on misuse.
 #[cold]
 #[inline(never)]
-unsafe fn end_critical_slow(_loc: *const Ident, gtid: i32, crit: *mut CriticalName) {
+unsafe fn end_critical_slow(gtid: i32, crit: *mut CriticalName) {
     // SAFETY: as in __kmpc_critical.
     let name = unsafe { &*crit };
     // A thread that is not inside records nothing: it never entered the section's state.
     if !name.held_by(gtid) {
-        return crate::misuse(
-            "__kmpc_end_critical",
-            "the calling thread is not inside this critical section",
-        );
+        return crate::misuse("__kmpc_end_critical", oxiomp_runtime::lock::NOT_INSIDE);
     }
     oxiomp_instrument::switch(State::CriticalSection, State::CriticalReleasing);
     if let Err(e) = name.exit(gtid) {

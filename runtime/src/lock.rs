@@ -36,6 +36,8 @@ const DESTROYED: u32 = 0xdead_0000;
 pub type LockMisuse = &'static str;
 
 const NOT_INIT: LockMisuse = "the lock is not initialized (or was destroyed)";
+/// `__kmpc_end_critical` by a thread that is not inside the section.
+pub const NOT_INSIDE: LockMisuse = "the calling thread is not inside this critical section";
 
 fn pack(state: u32, owner: u32) -> u64 {
     state as u64 | (owner as u64) << 32
@@ -284,17 +286,20 @@ impl CriticalName {
         CriticalName { lock: AtomicPtr::new(std::ptr::null_mut()), _unused: [0; 3] }
     }
 
-    /// The section's lock.
-    #[inline]
-    fn word(&self) -> &OwnedMutex {
+    /// The section's lock, if a thread has used the name yet.
+    #[inline(always)]
+    fn installed(&self) -> Option<&OwnedMutex> {
         // Acquire: pairs with the installing CAS (AcqRel), so the lock's initial state is
         // visible.
         let p = self.lock.load(Ordering::Acquire);
         // SAFETY: a non-null pointer was installed by `install` and is never freed.
-        match unsafe { p.as_ref() } {
-            Some(l) => l,
-            None => self.install(),
-        }
+        unsafe { p.as_ref() }.map(|l| &**l)
+    }
+
+    /// The section's lock (installed on first use).
+    #[inline]
+    fn word(&self) -> &OwnedMutex {
+        self.installed().unwrap_or_else(|| self.install())
     }
 
     /// First use: allocates the lock and installs it, unless another thread was first.
@@ -320,13 +325,7 @@ impl CriticalName {
     /// `__kmpc_critical`). False leaves everything to [`CriticalName::enter`].
     #[inline(always)]
     pub fn try_enter(&self, gtid: i32) -> bool {
-        // Acquire: as in `word`.
-        let p = self.lock.load(Ordering::Acquire);
-        // SAFETY: a non-null pointer was installed by `install` and is never freed.
-        match unsafe { p.as_ref() } {
-            Some(l) => l.try_acquire(0, gtid as u32 + 1).is_ok(),
-            None => false,
-        }
+        self.installed().is_some_and(|l| l.try_acquire(0, gtid as u32 + 1).is_ok())
     }
 
     /// Leaves the critical section if the caller holds it and nobody sleeps on it (one load,
@@ -334,22 +333,13 @@ impl CriticalName {
     /// reports a misuse.
     #[inline(always)]
     pub fn try_exit(&self, gtid: i32) -> bool {
-        // Acquire: as in `word`.
-        let p = self.lock.load(Ordering::Acquire);
-        // SAFETY: as in `try_enter`.
-        match unsafe { p.as_ref() } {
-            Some(l) => l.try_release(0, gtid as u32 + 1),
-            None => false,
-        }
+        self.installed().is_some_and(|l| l.try_release(0, gtid as u32 + 1))
     }
 
     /// Whether thread `gtid` is inside the section (stable for that thread: only the holder
     /// releases it).
     pub fn held_by(&self, gtid: i32) -> bool {
-        // Acquire: as in `word`.
-        let p = self.lock.load(Ordering::Acquire);
-        // SAFETY: as in `try_enter`.
-        unsafe { p.as_ref() }.is_some_and(|l| {
+        self.installed().is_some_and(|l| {
             let w = l.peek();
             owner_of(w) == gtid as u32 + 1 && state_of(w) != 0
         })
@@ -374,9 +364,7 @@ impl CriticalName {
     /// Leaves the critical section.
     #[inline]
     pub fn exit(&self, gtid: i32) -> Result<(), LockMisuse> {
-        self.word()
-            .release(0, gtid as u32 + 1)
-            .map_err(|_| "the calling thread is not inside this critical section")
+        self.word().release(0, gtid as u32 + 1).map_err(|_| NOT_INSIDE)
     }
 }
 

@@ -168,6 +168,15 @@ impl Stream {
         })
     }
 
+    /// The owner's active buffer now holds `end` bytes, all whole events: published to a
+    /// closer on another thread (Release: the events' bytes are visible to whoever reads
+    /// `committed` with Acquire).
+    #[inline]
+    pub(super) fn commit(&self, end: usize) {
+        self.len.store(end, Ordering::Relaxed);
+        self.committed.store(end, Ordering::Release);
+    }
+
     /// Where the owner writes its next event (`len` bytes into the active buffer).
     #[inline]
     pub(super) fn cursor(&self, len: usize) -> *mut u8 {
@@ -283,12 +292,23 @@ impl Stream {
 
     /// The states the thread is in (how many, and their values, outermost first).
     fn stack(&self) -> (usize, [u8; MAX_DEPTH]) {
-        let depth = self.depth.load(Ordering::Relaxed).min(MAX_DEPTH);
+        self.read_stack(self.depth.load(Ordering::Relaxed), None)
+    }
+
+    /// The first `depth` states of the stack (at most MAX_DEPTH are kept), the innermost
+    /// replaced by `top` if given.
+    fn read_stack(&self, depth: usize, top: Option<u8>) -> (usize, [u8; MAX_DEPTH]) {
+        let n = depth.min(MAX_DEPTH);
         let mut open = [0u8; MAX_DEPTH];
-        for (d, v) in open[..depth].iter_mut().enumerate() {
+        for (d, v) in open[..n].iter_mut().enumerate() {
             *v = self.open[d].load(Ordering::Relaxed);
         }
-        (depth, open)
+        if let Some(top) = top
+            && (1..=MAX_DEPTH).contains(&depth)
+        {
+            open[depth - 1] = top;
+        }
+        (n, open)
     }
 
     /// The value of `committed` while the owner records a stack-changing event at `len`:
@@ -308,19 +328,7 @@ impl Stream {
 
     /// The stack as of the committed bytes of `committed` value `c` (see `busy_word`).
     fn stack_as_of(&self, c: usize) -> (usize, [u8; MAX_DEPTH]) {
-        if c & BUSY == 0 {
-            return self.stack();
-        }
-        let d = (c >> 32) & 0xff;
-        let depth = d.min(MAX_DEPTH);
-        let mut open = [0u8; MAX_DEPTH];
-        for (i, v) in open[..depth].iter_mut().enumerate() {
-            *v = self.open[i].load(Ordering::Relaxed);
-        }
-        if (1..=MAX_DEPTH).contains(&d) {
-            open[d - 1] = (c >> 40) as u8;
-        }
-        (depth, open)
+        if c & BUSY == 0 { self.stack() } else { self.read_stack((c >> 32) & 0xff, Some((c >> 40) as u8)) }
     }
 
     /// The committed bytes and the states the thread is in as of the same event, read by
@@ -499,8 +507,7 @@ mod tests {
         }
         // SAFETY: the test is the stream's owner; the event fits (checked above).
         unsafe { std::ptr::copy_nonoverlapping(ev.as_ptr(), s.cursor(len), n) };
-        s.len.store(len + n, Ordering::Relaxed);
-        s.committed.store(len + n, Ordering::Release);
+        s.commit(len + n);
         (ev, handed)
     }
 

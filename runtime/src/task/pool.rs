@@ -114,9 +114,13 @@ impl TaskPool {
         self.deques.get(tid as usize).map_or(0, |w| w.len())
     }
 
-    /// Puts back a task that may not run here now.
+    /// Puts back a task that may not run here now (refused by the scheduling constraint, or
+    /// its mutexinoutset lock busy) where any member can take it. It was in no queue
+    /// meanwhile (see `steal_into`): a thread that looked for work then may have parked.
+    #[cold]
     pub(crate) fn put_back(&self, t: TaskRef) {
-        self.refused(t);
+        self.injector.push(t);
+        self.notify();
     }
 
     /// Takes a ready task for member `tid` (priority heap, own deque, injector, then a random
@@ -150,7 +154,7 @@ impl TaskPool {
                 return Some(t);
             }
             // Newer tasks sit on top: if the top may not run, nothing below may either. While
-            // it was out, a thread may have found no work and parked: wake it (`refused`).
+            // it was out, a thread may have found no work and parked: wake it (`put_back`).
             w.push(t);
             self.notify();
         }
@@ -163,7 +167,7 @@ impl TaskPool {
             if allowed(t) {
                 return Some(t);
             }
-            self.refused(t);
+            self.put_back(t);
         }
         let n = self.stealers.len() as u32;
         if n > 1 {
@@ -185,7 +189,7 @@ impl TaskPool {
                     if allowed(t) {
                         return Some(t);
                     }
-                    self.refused(t);
+                    self.put_back(t);
                     return None;
                 }
             }
@@ -211,14 +215,6 @@ impl TaskPool {
             self.notify();
         }
         Some(t)
-    }
-
-    /// A task taken that the taker may not run goes where any member can take it; it was in
-    /// no queue meanwhile (see `steal_into`).
-    #[cold]
-    fn refused(&self, t: TaskRef) {
-        self.injector.push(t);
-        self.notify();
     }
 
     /// Whether any queue looks non-empty.
