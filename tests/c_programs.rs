@@ -244,6 +244,7 @@ c_tests! {
     for_ordered,
     for_static,
     fork_call_if,
+    fork_child,
     idle_sleep,
     if_clause,
     lock_misuse,

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use crate::env::{self, Settings};
 use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use crate::sync::wait::WaitPolicy;
-use crate::thread::ThreadDesc;
+use crate::thread::{Thread, ThreadDesc};
 
 /// The most threads (initial threads and workers) one process may register.
 pub const MAX_THREADS: usize = 1 << 14;
@@ -44,6 +44,13 @@ unsafe impl Sync for Runtime {}
 unsafe impl Send for Runtime {}
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+
+/// `pthread_atfork` child handler: see [`Runtime::forget_workers_after_fork`].
+extern "C" fn after_fork_in_child() {
+    if let Some(rt) = RUNTIME.get() {
+        rt.forget_workers_after_fork();
+    }
+}
 
 impl Runtime {
     /// The runtime, initialised on first use (reads the environment once).
@@ -79,6 +86,8 @@ impl Runtime {
                 .blocktime_ms
                 .map_or(Duration::from_secs(u64::MAX / 4), Duration::from_millis);
             WaitPolicy::set_block_time(bt);
+            // SAFETY: registers a plain function pointer; it runs in the child of every fork.
+            unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
             let table: Box<[AtomicPtr<ThreadDesc>]> =
                 (0..MAX_THREADS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
             oxiomp_instrument::init_exit();
@@ -163,6 +172,32 @@ impl Runtime {
         let n = pool.len() - before;
         drop(pool);
         self.adjust_busy(-(n as i64));
+    }
+
+    /// In the child of a `fork`: only the forking thread exists, so the workers the pool and
+    /// the forking thread's hot teams hold are gone. Forgets them (their memory is left as
+    /// it is: nothing in the child runs on it), so that the next region starts new threads.
+    /// A fork inside a parallel region leaves the child inside a team whose other members
+    /// do not exist; as with libomp, only a fork outside parallel regions gives a child that
+    /// can use OpenMP.
+    fn forget_workers_after_fork(&self) {
+        if self.pool.is_locked() {
+            // SAFETY: the thread that held the lock does not exist in the child; nobody else
+            // can release it or be inside the critical section.
+            unsafe { self.pool.force_unlock() };
+        }
+        std::mem::forget(std::mem::take(&mut *self.pool.lock()));
+        let me = Thread::peek();
+        if let Some(th) = me
+            && th.team().level == 0
+        {
+            for team in th.ctx().hot.drain(..) {
+                std::mem::forget(team);
+            }
+        }
+        // Relaxed: the only thread; the count feeds the oversubscription hint.
+        self.busy.store(u32::from(me.is_some()), Ordering::Relaxed);
+        WaitPolicy::set_oversubscribed(false);
     }
 
     pub(crate) fn adjust_busy(&self, delta: i64) {
