@@ -236,6 +236,7 @@ c_tests! {
     doacross,
     doacross_edge,
     env_display,
+    error_directive,
     env_malformed,
     env_malformed_ours,
     env_schedule,

@@ -33,6 +33,28 @@ impl Ident {
         loc as *const c_void
     }
 
+    /// `file:line:column` of `loc`, from clang's `";file;function;line;column;;"` (or
+    /// `unknown location` for a null or malformed one). For messages: allocates.
+    pub(crate) fn location(loc: *const Ident) -> String {
+        // SAFETY: clang passes a pointer to its static ident or null; its psource is null or
+        // a NUL-terminated static string.
+        let src = unsafe {
+            match loc.as_ref() {
+                Some(l) if !l.psource.is_null() => {
+                    Some(std::ffi::CStr::from_ptr(l.psource).to_string_lossy())
+                }
+                _ => None,
+            }
+        };
+        let fields: Vec<&str> = src.as_deref().map_or(Vec::new(), |s| s.split(';').collect());
+        match fields.as_slice() {
+            ["", file, _func, line, col, ..] if !file.is_empty() && *file != "unknown" => {
+                format!("{file}:{line}:{col}")
+            }
+            _ => "unknown location".to_string(),
+        }
+    }
+
     /// The flags of `loc` (0 for a null ident, which clang never passes).
     pub(crate) fn flags(loc: *const Ident) -> i32 {
         // SAFETY: clang passes a pointer to its static ident or null.
