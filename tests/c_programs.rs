@@ -228,6 +228,8 @@ macro_rules! c_tests {
 c_tests! {
     abi_direct,
     affinity,
+    allocators,
+    allocators_ours,
     barrier_nested_ws,
     cancel,
     cancel_dynamic_reuse,

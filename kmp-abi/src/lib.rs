@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod lock;
+pub mod memory;
 pub mod parallel;
 pub mod sync;
 pub mod tasking;

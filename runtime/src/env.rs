@@ -227,6 +227,9 @@ pub fn read(src: &dyn Source) -> Settings {
             other => parse_bool(other).map(|b| if b { DisplayEnv::True } else { DisplayEnv::False }),
         })
         .unwrap_or(DisplayEnv::False);
+    let def_allocator = r
+        .read("OMP_ALLOCATOR", "omp_default_mem_alloc", crate::allocator::parse_env)
+        .unwrap_or(crate::allocator::DEFAULT_MEM_ALLOC);
     let trace_dir = r.read("OMP_OVNI", "0", parse_bool).unwrap_or(false).then(|| {
         std::path::PathBuf::from(
             r.src.get("OVNI_TRACEDIR").filter(|d| !d.trim().is_empty()).unwrap_or("ovni".into()),
@@ -268,6 +271,7 @@ pub fn read(src: &dyn Source) -> Settings {
             thread_limit,
             partition_start: 0,
             partition_len: nplaces,
+            def_allocator,
         },
         globals: Globals {
             stacksize,
@@ -328,6 +332,7 @@ pub fn display(s: &Settings) -> String {
     line("OMP_THREAD_LIMIT", i.thread_limit.to_string());
     line("OMP_CANCELLATION", if g.cancellation { "TRUE" } else { "FALSE" }.into());
     line("OMP_DEFAULT_DEVICE", i.default_device.to_string());
+    line("OMP_ALLOCATOR", crate::allocator::name(i.def_allocator));
     line("OMP_MAX_TASK_PRIORITY", g.max_task_priority.to_string());
     line("OMP_DISPLAY_AFFINITY", "FALSE".into());
     line("OMP_NUM_TEAMS", g.nteams.to_string());

@@ -116,6 +116,8 @@ pub struct Icvs {
     /// place-partition-var: the first place and the number of places.
     pub partition_start: u32,
     pub partition_len: u32,
+    /// def-allocator-var (an `omp_allocator_handle_t`).
+    pub def_allocator: usize,
 }
 
 impl Icvs {
@@ -187,6 +189,7 @@ mod tests {
             thread_limit: u32::MAX,
             partition_start: 0,
             partition_len: 1,
+            def_allocator: 1,
         };
         let c = i.for_child();
         assert_eq!((c.nthreads, c.nthreads_rest), (3, &[2u32][..]));

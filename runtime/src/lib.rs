@@ -7,6 +7,8 @@
 //! Under `--cfg loom` only the concurrency cores (`sync`, `barrier`) are built, for the model
 //! checker.
 
+#[cfg(not(loom))]
+pub mod allocator;
 pub mod barrier;
 #[cfg(not(loom))]
 mod current;

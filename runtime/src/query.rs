@@ -219,6 +219,19 @@ pub fn set_default_device(d: i32) {
     Thread::current().change_icvs(|i| i.default_device = d);
 }
 
+/// def-allocator-var.
+pub fn default_allocator() -> crate::allocator::Handle {
+    Thread::current().icvs().def_allocator
+}
+
+pub fn set_default_allocator(h: crate::allocator::Handle) -> Result<(), Misuse> {
+    if h == crate::allocator::NULL_ALLOCATOR || !crate::allocator::valid(h) {
+        return Err("not an allocator; the default allocator is unchanged");
+    }
+    Thread::current().change_icvs(|i| i.def_allocator = h);
+    Ok(())
+}
+
 pub fn cancellation() -> bool {
     Runtime::get().settings().globals.cancellation
 }

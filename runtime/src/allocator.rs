@@ -1,0 +1,467 @@
+//! OpenMP allocators (OpenMP 5.2 §6.2): the predefined handles, allocators made by
+//! `omp_init_allocator` with their traits, and the def-allocator-var setting (`OMP_ALLOCATOR`).
+//!
+//! This host has one kind of memory, so every memory space is the system heap; what differs
+//! between allocators is what the traits ask for:
+//! * `alignment`: every block is aligned at least that much (a power of two);
+//! * `pool_size`: the bytes live at once through the allocator; an allocation beyond it
+//!   falls back;
+//! * `fallback`: what a failed allocation does: `default_mem_fb` (the default) takes the
+//!   memory from `omp_default_mem_alloc`, `null_fb` returns null, `abort_fb` ends the
+//!   program, `allocator_fb` tries the allocator in `fb_data`;
+//! * `pinned`: the block is locked in memory (`mlock`); where the system refuses, the
+//!   allocation fails and falls back;
+//! * `sync_hint`, `access`, `partition`: hints, checked for valid values, with no effect on
+//!   one kind of memory.
+//!
+//! A handle is a predefined number (`omp_default_mem_alloc` = 1, ...) or the address of an
+//! [`Allocator`]. Each block records the handle it came from (in its header, see
+//! `memory.rs`), so a free gives the bytes back to the right pool whatever handle the program
+//! passes. An allocator destroyed while blocks are live is freed with its last block.
+
+use std::ffi::c_void;
+
+use crate::memory;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+
+/// `omp_allocator_handle_t`.
+pub type Handle = usize;
+
+pub const NULL_ALLOCATOR: Handle = 0;
+pub const DEFAULT_MEM_ALLOC: Handle = 1;
+
+/// The predefined allocators' names, by handle.
+const PREDEFINED: &[(Handle, &str)] = &[
+    (1, "omp_default_mem_alloc"),
+    (2, "omp_large_cap_mem_alloc"),
+    (3, "omp_const_mem_alloc"),
+    (4, "omp_high_bw_mem_alloc"),
+    (5, "omp_low_lat_mem_alloc"),
+    (6, "omp_cgroup_mem_alloc"),
+    (7, "omp_pteam_mem_alloc"),
+    (8, "omp_thread_mem_alloc"),
+    (100, "llvm_omp_target_host_mem_alloc"),
+];
+
+/// The memory spaces (`omp_memspace_handle_t`) by name; all are the system heap here.
+const MEMSPACES: &[(usize, &str)] = &[
+    (0, "omp_default_mem_space"),
+    (1, "omp_large_cap_mem_space"),
+    (2, "omp_const_mem_space"),
+    (3, "omp_high_bw_mem_space"),
+    (4, "omp_low_lat_mem_space"),
+    (100, "llvm_omp_target_host_mem_space"),
+];
+
+/// `omp_atv_default`.
+const ATV_DEFAULT: usize = usize::MAX;
+
+/// `omp_alloctrait_key_t` values and their names (as `OMP_ALLOCATOR` spells them).
+const KEYS: &[(usize, &str)] = &[
+    (1, "sync_hint"),
+    (2, "alignment"),
+    (3, "access"),
+    (4, "pool_size"),
+    (5, "fallback"),
+    (6, "fb_data"),
+    (7, "pinned"),
+    (8, "partition"),
+];
+
+/// `omp_alloctrait_value_t` values and their names.
+const VALUES: &[(usize, &str)] = &[
+    (0, "false"),
+    (1, "true"),
+    (3, "contended"),
+    (4, "uncontended"),
+    (5, "serialized"),
+    (6, "private"),
+    (7, "all"),
+    (8, "thread"),
+    (9, "pteam"),
+    (10, "cgroup"),
+    (11, "default_mem_fb"),
+    (12, "null_fb"),
+    (13, "abort_fb"),
+    (14, "allocator_fb"),
+    (15, "environment"),
+    (16, "nearest"),
+    (17, "blocked"),
+    (18, "interleaved"),
+];
+
+/// What a failed allocation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    DefaultMem,
+    Null,
+    Abort,
+    Allocator(Handle),
+}
+
+/// The traits that change what an allocation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Traits {
+    pub alignment: usize,
+    /// Bytes live at once (`usize::MAX`: no pool).
+    pub pool_size: usize,
+    pub fallback: Fallback,
+    pub pinned: bool,
+}
+
+/// `Allocator::blocks`: set once the program destroyed the allocator.
+const DESTROYED: usize = 1 << (usize::BITS - 1);
+
+/// An allocator made by `omp_init_allocator` (its address is the handle).
+#[repr(C)]
+pub struct Allocator {
+    magic: u64,
+    pub memspace: usize,
+    pub traits: Traits,
+    /// Bytes live (only counted with a pool).
+    used: AtomicUsize,
+    /// Live blocks, plus [`DESTROYED`].
+    blocks: AtomicUsize,
+}
+
+const MAGIC: u64 = 0x4f58_414c_4c4f_4331; // "OXALLOC1"
+
+/// Handles below this are not addresses.
+const FIRST_ADDRESS: usize = 4096;
+
+/// `omp_init_allocator`: an allocator in `memspace` with `traits` (key, value pairs), or an
+/// error saying what is not supported (the caller returns `omp_null_allocator`).
+pub fn init(memspace: usize, traits: &[(usize, usize)]) -> Result<Handle, String> {
+    if !MEMSPACES.iter().any(|&(m, _)| m == memspace) {
+        return Err(format!("unknown memory space {memspace}"));
+    }
+    let t = parse_traits(traits)?;
+    let a = Box::new(Allocator {
+        magic: MAGIC,
+        memspace,
+        traits: t,
+        used: AtomicUsize::new(0),
+        blocks: AtomicUsize::new(0),
+    });
+    Ok(Box::into_raw(a) as Handle)
+}
+
+fn parse_traits(traits: &[(usize, usize)]) -> Result<Traits, String> {
+    let mut t = Traits { alignment: 1, pool_size: usize::MAX, fallback: Fallback::DefaultMem, pinned: false };
+    let mut fb_data = None;
+    let mut allocator_fb = false;
+    for &(key, value) in traits {
+        let bad = || format!("trait {} cannot be {value}", key_name(key));
+        if value == ATV_DEFAULT {
+            continue;
+        }
+        match key {
+            1 if (3..=6).contains(&value) => {}
+            2 if value.is_power_of_two() => t.alignment = value,
+            3 if matches!(value, 7..=10) => {}
+            4 if value > 0 => t.pool_size = value,
+            5 => {
+                t.fallback = match value {
+                    11 => Fallback::DefaultMem,
+                    12 => Fallback::Null,
+                    13 => Fallback::Abort,
+                    14 => {
+                        allocator_fb = true;
+                        Fallback::Null
+                    }
+                    _ => return Err(bad()),
+                }
+            }
+            6 => fb_data = Some(value),
+            7 if value <= 1 => t.pinned = value == 1,
+            8 if (15..=18).contains(&value) => {}
+            1..=8 => return Err(bad()),
+            _ => return Err(format!("unknown trait key {key}")),
+        }
+    }
+    if allocator_fb {
+        let fb = fb_data.ok_or("fallback allocator_fb needs an fb_data allocator")?;
+        if fb == NULL_ALLOCATOR || !valid(fb) {
+            return Err("fb_data is not an allocator".into());
+        }
+        t.fallback = Fallback::Allocator(fb);
+    }
+    Ok(t)
+}
+
+fn key_name(key: usize) -> &'static str {
+    KEYS.iter().find(|&&(k, _)| k == key).map_or("?", |&(_, n)| n)
+}
+
+/// The allocator behind `h`, if it is one made by [`init`] (not a predefined handle).
+fn custom(h: Handle) -> Option<&'static Allocator> {
+    if h < FIRST_ADDRESS || !h.is_multiple_of(std::mem::align_of::<Allocator>()) {
+        return None;
+    }
+    // SAFETY: a handle at or above FIRST_ADDRESS is, by the API's contract, one `init`
+    // returned (allocators are freed only after `destroy` and their last block, after which
+    // the program may not use the handle); the magic word catches most misuse.
+    let a = unsafe { &*(h as *const Allocator) };
+    (a.magic == MAGIC).then_some(a)
+}
+
+/// Whether `h` names an allocator (predefined or live).
+pub fn valid(h: Handle) -> bool {
+    PREDEFINED.iter().any(|&(p, _)| p == h)
+        || custom(h).is_some_and(|a| a.blocks.load(Ordering::Relaxed) & DESTROYED == 0)
+}
+
+/// `omp_destroy_allocator`.
+pub fn destroy(h: Handle) -> Result<(), &'static str> {
+    if h == NULL_ALLOCATOR {
+        return Ok(());
+    }
+    let Some(a) = custom(h) else {
+        return Err(if valid(h) {
+            "a predefined allocator cannot be destroyed; ignored"
+        } else {
+            "not an allocator; ignored"
+        });
+    };
+    // AcqRel: pairs with the last block's free (`release_block`), so exactly one side frees.
+    let prev = a.blocks.fetch_or(DESTROYED, Ordering::AcqRel);
+    if prev & DESTROYED != 0 {
+        return Err("the allocator was destroyed already; ignored");
+    }
+    if prev == 0 {
+        // SAFETY: made by `init` with Box::into_raw; no block refers to it and the program
+        // gave the handle up.
+        drop(unsafe { Box::from_raw(h as *mut Allocator) });
+    }
+    Ok(())
+}
+
+/// Allocates `size` bytes aligned to `align` through allocator `h` (not null), following its
+/// fallback; null when it (and its fallback) cannot, or for size 0. Errors: `h` is not an
+/// allocator.
+pub fn alloc(h: Handle, size: usize, align: usize, zeroed: bool) -> Result<*mut c_void, &'static str> {
+    if size == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    let mut h = h;
+    // A chain of allocator_fb fallbacks ends (a cycle would not).
+    for _ in 0..16 {
+        let Some(a) = custom(h) else {
+            if !valid(h) {
+                return Err("not an allocator");
+            }
+            return Ok(memory::alloc(size, align, zeroed, h));
+        };
+        if a.blocks.load(Ordering::Relaxed) & DESTROYED != 0 {
+            return Err("the allocator was destroyed");
+        }
+        if let Some(p) = try_alloc(a, h, size, align, zeroed) {
+            return Ok(p);
+        }
+        match a.traits.fallback {
+            Fallback::DefaultMem => return Ok(memory::alloc(size, align, zeroed, DEFAULT_MEM_ALLOC)),
+            Fallback::Null => return Ok(std::ptr::null_mut()),
+            Fallback::Abort => crate::fatal(format_args!(
+                "an allocation of {size} bytes failed in an allocator with the abort_fb fallback"
+            )),
+            Fallback::Allocator(next) => h = next,
+        }
+    }
+    Ok(std::ptr::null_mut())
+}
+
+/// One attempt in allocator `a` (handle `h`), within its pool; None if it does not fit or the
+/// memory cannot be had (or pinned).
+fn try_alloc(a: &Allocator, h: Handle, size: usize, align: usize, zeroed: bool) -> Option<*mut c_void> {
+    let pooled = a.traits.pool_size != usize::MAX;
+    if pooled {
+        // Relaxed: the pool count guards no other data; the CAS keeps it within the limit.
+        let mut cur = a.used.load(Ordering::Relaxed);
+        loop {
+            let next = cur.checked_add(size).filter(|&n| n <= a.traits.pool_size)?;
+            match a.used.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+    }
+    let p = memory::alloc(size, align.max(a.traits.alignment), zeroed, h);
+    let ok = !p.is_null() && (!a.traits.pinned || memory::pin(p, size));
+    if !ok {
+        if !p.is_null() {
+            // SAFETY: just allocated, not handed out.
+            unsafe { memory::free_raw(p) };
+        }
+        if pooled {
+            // Relaxed: as above.
+            a.used.fetch_sub(size, Ordering::Relaxed);
+        }
+        return None;
+    }
+    // Relaxed: only the count matters; `destroy` and the last free pair through AcqRel.
+    a.blocks.fetch_add(1, Ordering::Relaxed);
+    Some(p)
+}
+
+/// Frees a block from [`alloc`] (null is ignored), giving its bytes back to its allocator's
+/// pool.
+///
+/// # Safety
+/// `p` is null or a live block from [`alloc`].
+pub unsafe fn free(p: *mut c_void) {
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: per the contract.
+    let (size, h) = unsafe { memory::block_info(p) };
+    if let Some(a) = custom(h) {
+        if a.traits.pinned {
+            memory::unpin(p, size);
+        }
+        if a.traits.pool_size != usize::MAX {
+            // Relaxed: as in `try_alloc`.
+            a.used.fetch_sub(size, Ordering::Relaxed);
+        }
+        // SAFETY: per the contract.
+        unsafe { memory::free_raw(p) };
+        // AcqRel: pairs with `destroy`.
+        if a.blocks.fetch_sub(1, Ordering::AcqRel) == DESTROYED | 1 {
+            // SAFETY: destroyed, and this was its last block.
+            drop(unsafe { Box::from_raw(h as *mut Allocator) });
+        }
+    } else {
+        // SAFETY: per the contract.
+        unsafe { memory::free_raw(p) };
+    }
+}
+
+/// `omp_realloc`: a block of `size` bytes from `h` (null: the allocator `p` came from)
+/// holding `p`'s bytes up to the smaller size; `p` is freed only when the new block could be
+/// had. Size 0 frees `p` and returns null.
+///
+/// # Safety
+/// As for [`free`].
+pub unsafe fn realloc(p: *mut c_void, size: usize, h: Handle) -> Result<*mut c_void, &'static str> {
+    if size == 0 {
+        // SAFETY: per the contract.
+        unsafe { free(p) };
+        return Ok(std::ptr::null_mut());
+    }
+    let h = if h == NULL_ALLOCATOR && !p.is_null() {
+        // SAFETY: per the contract.
+        unsafe { memory::block_info(p) }.1
+    } else {
+        h
+    };
+    let q = alloc(h, size, 1, false)?;
+    if !q.is_null() && !p.is_null() {
+        // SAFETY: both blocks are live and hold at least the copied length.
+        unsafe {
+            let old = memory::block_info(p).0;
+            std::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, old.min(size));
+            free(p);
+        }
+    }
+    Ok(q)
+}
+
+/// The allocator `h`'s name for display: predefined ones by name, others by address.
+pub fn name(h: Handle) -> String {
+    PREDEFINED.iter().find(|&&(p, _)| p == h).map_or(format!("{h:#x}"), |&(_, n)| n.to_string())
+}
+
+/// `OMP_ALLOCATOR`: a predefined allocator's name, or `memspace` / `memspace:key=value,...`
+/// (OpenMP 5.1), which makes a new allocator.
+pub fn parse_env(s: &str) -> Result<Handle, String> {
+    let s = s.trim();
+    if let Some(&(h, _)) = PREDEFINED.iter().find(|&&(_, n)| n.eq_ignore_ascii_case(s)) {
+        return Ok(h);
+    }
+    let (space, traits) = s.split_once(':').unwrap_or((s, ""));
+    let Some(&(m, _)) = MEMSPACES.iter().find(|&&(_, n)| n.eq_ignore_ascii_case(space.trim())) else {
+        return Err("expected a predefined allocator or a memory space with traits".into());
+    };
+    let mut list = Vec::new();
+    for kv in traits.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+        let (k, v) = kv.split_once('=').ok_or(format!("trait {kv:?} is not key=value"))?;
+        let &(key, _) = KEYS
+            .iter()
+            .find(|&&(_, n)| n.eq_ignore_ascii_case(k.trim()))
+            .ok_or(format!("unknown trait {:?}", k.trim()))?;
+        let v = v.trim();
+        let value = match key {
+            2 | 4 => v.parse::<usize>().map_err(|_| format!("trait {} needs a number", k.trim()))?,
+            6 => return Err("fb_data cannot be given in OMP_ALLOCATOR".into()),
+            _ => VALUES
+                .iter()
+                .find(|&&(_, n)| n.eq_ignore_ascii_case(v))
+                .map(|&(val, _)| val)
+                .ok_or(format!("unknown value {v:?} of trait {}", k.trim()))?,
+        };
+        list.push((key, value));
+    }
+    init(m, &list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traits_are_checked() {
+        assert!(init(0, &[(2, 64), (4, 1 << 20), (5, 12), (7, 0), (1, 4), (3, 7), (8, 16)]).is_ok());
+        assert!(init(0, &[(2, 3)]).is_err(), "alignment not a power of two");
+        assert!(init(0, &[(99, 1)]).is_err(), "unknown key");
+        assert!(init(0, &[(5, 14)]).is_err(), "allocator_fb without fb_data");
+        assert!(init(0, &[(5, 14), (6, 1)]).is_ok());
+        assert!(init(0, &[(7, 5)]).is_err(), "pinned is true or false");
+        assert!(init(0, &[(2, ATV_DEFAULT)]).is_ok(), "omp_atv_default is always valid");
+        assert!(init(42, &[]).is_err(), "unknown memory space");
+    }
+
+    #[test]
+    fn a_pool_falls_back() {
+        let h = init(0, &[(4, 1000), (5, 12)]).unwrap();
+        let a = alloc(h, 600, 16, false).unwrap();
+        assert!(!a.is_null());
+        assert!(alloc(h, 600, 16, false).unwrap().is_null(), "null_fb beyond the pool");
+        // SAFETY: a live block from `alloc`.
+        unsafe { free(a) };
+        let b = alloc(h, 1000, 16, false).unwrap();
+        assert!(!b.is_null(), "the pool is whole again");
+        let d = init(0, &[(4, 1000)]).unwrap();
+        let c = alloc(d, 5000, 16, false).unwrap();
+        assert!(!c.is_null(), "default_mem_fb takes the memory elsewhere");
+        // SAFETY: live blocks.
+        unsafe {
+            free(b);
+            free(c);
+        }
+        assert_eq!(destroy(h), Ok(()));
+        assert_eq!(destroy(d), Ok(()));
+    }
+
+    #[test]
+    fn destroyed_with_live_blocks() {
+        let h = init(0, &[(2, 256)]).unwrap();
+        let p = alloc(h, 10, 16, true).unwrap();
+        assert_eq!(p as usize % 256, 0);
+        assert_eq!(destroy(h), Ok(()));
+        assert!(alloc(h, 10, 16, false).is_err(), "a destroyed allocator allocates nothing");
+        // SAFETY: still live; its free also frees the allocator.
+        unsafe { free(p) };
+    }
+
+    #[test]
+    fn env_values() {
+        assert_eq!(parse_env("omp_high_bw_mem_alloc"), Ok(4));
+        let h = parse_env("omp_default_mem_space:pool_size=64,fallback=null_fb,alignment=128").unwrap();
+        let a = custom(h).unwrap();
+        assert_eq!(a.traits.pool_size, 64);
+        assert_eq!(a.traits.fallback, Fallback::Null);
+        assert_eq!(a.traits.alignment, 128);
+        assert!(parse_env("omp_default_mem_space:pool_size=lots").is_err());
+        assert!(parse_env("my_memory").is_err());
+        assert!(parse_env("omp_default_mem_space:colour=red").is_err());
+    }
+}
