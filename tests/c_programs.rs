@@ -258,6 +258,7 @@ c_tests! {
     nested_default,
     nested_list,
     parallel_basic,
+    pause_resource,
     places,
     places_explicit,
     proc_bind_places,

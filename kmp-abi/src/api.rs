@@ -8,6 +8,9 @@ use oxiomp_runtime::{Runtime, WaitPolicy};
 
 use crate::misuse;
 
+/// The host's device number: there are no other devices, so it is `omp_get_num_devices()`.
+const INITIAL_DEVICE: c_int = 0;
+
 macro_rules! getters {
     ($( $name:ident -> $ty:ty = $e:expr; )*) => {
         $(
@@ -40,7 +43,7 @@ getters! {
     omp_get_default_device -> c_int = q::default_device();
     omp_get_num_devices -> c_int = 0;
     omp_get_device_num -> c_int = 0;
-    omp_get_initial_device -> c_int = 0;
+    omp_get_initial_device -> c_int = INITIAL_DEVICE;
     omp_is_initial_device -> c_int = 1;
     omp_get_max_task_priority -> c_int = q::max_task_priority();
     omp_get_max_teams -> c_int = q::max_teams();
@@ -182,4 +185,34 @@ pub extern "C" fn kmp_set_blocktime(ms: c_int) {
         return;
     }
     WaitPolicy::set_block_time(Duration::from_millis(ms as u64));
+}
+
+/// `omp_pause_resource` / `omp_pause_resource_all` (kinds `omp_pause_soft` = 1 and
+/// `omp_pause_hard` = 2 release the same here: the idle workers' threads end, and the next
+/// region starts threads again; threadprivate data stays). 0 on success.
+fn pause(call: &str, kind: c_int, device: c_int) -> c_int {
+    let what = if !(1..=2).contains(&kind) {
+        Err("the kind must be omp_pause_soft or omp_pause_hard; nothing paused")
+    } else if device != INITIAL_DEVICE && device != -1 {
+        Err("no such device (only the host, omp_get_initial_device()); nothing paused")
+    } else {
+        Runtime::get().pause(oxiomp_runtime::Thread::current())
+    };
+    match what {
+        Ok(()) => 0,
+        Err(e) => {
+            misuse(call, e);
+            1
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_pause_resource(kind: c_int, device: c_int) -> c_int {
+    pause("omp_pause_resource", kind, device)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_pause_resource_all(kind: c_int) -> c_int {
+    pause("omp_pause_resource_all", kind, INITIAL_DEVICE)
 }

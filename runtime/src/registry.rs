@@ -33,6 +33,8 @@ pub struct Runtime {
     settings: Settings,
     /// Idle workers, not reserved by any team.
     pool: Mutex<Vec<&'static ThreadDesc>>,
+    /// Descriptors of workers whose threads ended, for the next workers started.
+    retired: Mutex<Vec<&'static ThreadDesc>>,
     /// Workers reserved by teams plus live initial threads (for the oversubscription hint).
     busy: AtomicU32,
 }
@@ -99,6 +101,7 @@ impl Runtime {
                 table,
                 settings,
                 pool: Mutex::new(Vec::new()),
+                retired: Mutex::new(Vec::new()),
                 busy: AtomicU32::new(0),
             }
         })
@@ -174,27 +177,63 @@ impl Runtime {
         self.adjust_busy(-(n as i64));
     }
 
-    /// In the child of a `fork`: only the forking thread exists, so the workers the pool and
-    /// the forking thread's hot teams hold are gone. Forgets them (their memory is left as
-    /// it is: nothing in the child runs on it), so that the next region starts new threads.
-    /// A fork inside a parallel region leaves the child inside a team whose other members
-    /// do not exist; as with libomp, only a fork outside parallel regions gives a child that
-    /// can use OpenMP.
-    fn forget_workers_after_fork(&self) {
-        if self.pool.is_locked() {
-            // SAFETY: the thread that held the lock does not exist in the child; nobody else
-            // can release it or be inside the critical section.
-            unsafe { self.pool.force_unlock() };
+    /// A descriptor of a worker whose thread ended, if any.
+    pub(crate) fn take_retired(&self) -> Option<&'static ThreadDesc> {
+        self.retired.lock().pop()
+    }
+
+    /// `omp_pause_resource`: ends the threads of the idle workers (the pool's, and those the
+    /// calling thread keeps for its next regions); the next regions start threads again.
+    /// Workers other initial threads keep are theirs. Called outside parallel regions.
+    pub fn pause(&'static self, th: Thread) -> Result<(), &'static str> {
+        if th.team().level != 0 {
+            return Err("called inside a parallel region; nothing paused");
         }
-        std::mem::forget(std::mem::take(&mut *self.pool.lock()));
+        for team in th.ctx().hot.drain(..).flatten() {
+            self.release_workers(team.workers());
+        }
+        // A retiring worker gives back the workers of its own nested teams: look again.
+        loop {
+            let idle = std::mem::take(&mut *self.pool.lock());
+            if idle.is_empty() {
+                return Ok(());
+            }
+            for w in idle {
+                crate::thread::retire_worker(w);
+                self.retired.lock().push(w);
+            }
+        }
+    }
+
+    /// In the child of a `fork`: only the forking thread exists, so the threads of the pool's
+    /// workers and of those the forking thread's hot teams hold are gone. Their descriptors
+    /// (idle: a fork outside parallel regions finds every worker between regions) serve the
+    /// child's next workers, which the next region starts. A fork inside a parallel region
+    /// leaves the child inside a team whose other members do not exist; as with libomp, only
+    /// a fork outside parallel regions gives a child that can use OpenMP.
+    fn forget_workers_after_fork(&self) {
+        for m in [&self.pool, &self.retired] {
+            if m.is_locked() {
+                // SAFETY: the thread that held the lock does not exist in the child; nobody
+                // else can release it or be inside the critical section.
+                unsafe { m.force_unlock() };
+            }
+        }
+        let mut gone = std::mem::take(&mut *self.pool.lock());
         let me = Thread::peek();
         if let Some(th) = me
             && th.team().level == 0
         {
-            for team in th.ctx().hot.drain(..) {
-                std::mem::forget(team);
-            }
+            th.desc().forget_hot_teams(&mut gone);
         }
+        // The vanished workers' own teams for nested regions held workers too.
+        let mut i = 0;
+        while i < gone.len() {
+            let w = gone[i];
+            w.forget_hot_teams(&mut gone);
+            i += 1;
+        }
+        self.retired.lock().extend(gone);
         // Relaxed: the only thread; the count feeds the oversubscription hint.
         self.busy.store(u32::from(me.is_some()), Ordering::Relaxed);
         WaitPolicy::set_oversubscribed(false);

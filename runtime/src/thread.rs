@@ -483,22 +483,41 @@ impl ThreadDesc {
         }
     }
 
+    /// In the child of a fork (the only thread left): drops this descriptor's hot teams,
+    /// appending their workers to `out`. The teams' memory is left alone: dropping it could
+    /// meet state a vanished thread left half-written.
+    pub(crate) fn forget_hot_teams(&self, out: &mut Vec<&'static ThreadDesc>) {
+        for team in self.ctx().hot.drain(..).flatten() {
+            out.extend(team.workers());
+            std::mem::forget(team);
+        }
+    }
+
     /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
     pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool) {
         self.joined.wait_reach_helping(e, help);
     }
 }
 
-/// Starts a new worker thread and returns its descriptor (the thread waits for work).
+/// Starts a worker thread and returns its descriptor (the thread waits for work): on the
+/// descriptor of a worker whose thread ended (`omp_pause_resource`, or a fork's child), or on a
+/// new one.
 pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
-    let desc = ThreadDesc::leak_new(0, rt.settings().icvs);
-    let gtid = rt.register(desc);
-    // SAFETY: not yet visible to the new thread (spawned below) or any team.
-    unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
+    let desc = rt.take_retired().unwrap_or_else(|| {
+        let desc = ThreadDesc::leak_new(0, rt.settings().icvs);
+        let gtid = rt.register(desc);
+        // SAFETY: not yet visible to the new thread (spawned below) or any team.
+        unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
+        desc
+    });
+    // The epoch the thread waits beyond: read before the caller can assign work (after this
+    // returns), which advances it.
+    let base = desc.go.load();
+    let gtid = desc.gtid;
     let spawned = std::thread::Builder::new()
         .name(format!("oxiomp-{gtid}"))
         .stack_size(rt.settings().globals.stacksize)
-        .spawn(move || worker_main(desc));
+        .spawn(move || worker_main(desc, base));
     if let Err(e) = spawned {
         eprintln!("oxiomp: error: cannot start worker thread {gtid}: {e}");
         std::process::abort();
@@ -506,7 +525,14 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
     desc
 }
 
-fn worker_main(desc: &'static ThreadDesc) {
+/// Asks idle worker `w` (reserved by the caller: in no team, out of the pool) to end its
+/// thread, and waits until it no longer uses its descriptor, which can then serve a new thread.
+pub(crate) fn retire_worker(w: &'static ThreadDesc) {
+    let e = w.assign(std::ptr::null(), 0);
+    w.wait_joined(e, &mut || false);
+}
+
+fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
     current::set(desc);
     // SAFETY: writing our own os_tid before anyone reads it for display (racy reads by a
     // debugger are tolerated).
@@ -514,7 +540,7 @@ fn worker_main(desc: &'static ThreadDesc) {
     desc.ctx().rng ^= desc.gtid as u32;
     oxiomp_instrument::worker_loop_enter();
     let me = Thread { desc, _not_send: std::marker::PhantomData };
-    let mut epoch = 0u32;
+    let mut epoch = base_epoch;
     // Until the primary thread of the previous region has drained its tasks and stopped us,
     // this thread helps run them while it waits for new work (see `help_previous`).
     let mut help = || desc.help_previous(me);
@@ -528,6 +554,17 @@ fn worker_main(desc: &'static ThreadDesc) {
         // SAFETY: `go` reached `epoch` (Acquire), so the master's write of the assignment
         // happened-before this read, and it will not write again before we set `joined`.
         let a = unsafe { *desc.assignment.get() };
+        if a.team.is_null() {
+            // `retire_worker`: the thread ends. Teams it kept for nested regions give their
+            // workers back first; after `joined` it touches the descriptor no more.
+            let rt = Runtime::get();
+            for team in desc.ctx().hot.drain(..).flatten() {
+                rt.release_workers(team.workers());
+            }
+            oxiomp_instrument::worker_loop_exit();
+            desc.joined.set(epoch);
+            return;
+        }
         // SAFETY: the team stays alive until the master has seen our join below, and (for
         // helping afterwards) until it closed the team's task pool, which waits for helpers.
         let team: &'static Team = unsafe { &*a.team };
