@@ -228,6 +228,8 @@ macro_rules! c_tests {
 c_tests! {
     abi_direct,
     affinity,
+    affinity_display,
+    affinity_format,
     allocators,
     allocators_ours,
     barrier_nested_ws,

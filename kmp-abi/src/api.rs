@@ -216,3 +216,77 @@ pub extern "C" fn omp_pause_resource(kind: c_int, device: c_int) -> c_int {
 pub extern "C" fn omp_pause_resource_all(kind: c_int) -> c_int {
     pause("omp_pause_resource_all", kind, INITIAL_DEVICE)
 }
+
+/// A C string argument as text (null: empty).
+///
+/// # Safety
+/// `s` is null or NUL-terminated.
+unsafe fn text<'a>(s: *const std::ffi::c_char) -> std::borrow::Cow<'a, str> {
+    if s.is_null() {
+        return "".into();
+    }
+    // SAFETY: per the contract.
+    unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy()
+}
+
+/// Copies `s` into the C buffer `buf` of `size` bytes, truncated and NUL-terminated (nothing
+/// for a null buffer or size 0); returns the length of `s`.
+///
+/// # Safety
+/// `buf` is null or writable for `size` bytes.
+unsafe fn copy_out(s: &str, buf: *mut std::ffi::c_char, size: usize) -> usize {
+    if !buf.is_null() && size > 0 {
+        let n = s.len().min(size - 1);
+        // SAFETY: per the contract, n + 1 <= size bytes are writable.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, n);
+            *buf.add(n) = 0;
+        }
+    }
+    s.len()
+}
+
+// clang's omp.h maps the affinity format routines (set, get, display, capture) to these
+// ompc_ names (libomp's omp_ versions of them take Fortran strings).
+
+/// # Safety
+/// `format` is null or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ompc_set_affinity_format(format: *const std::ffi::c_char) {
+    // SAFETY: per the contract.
+    oxiomp_runtime::affinity_format::set(&unsafe { text(format) });
+}
+
+/// # Safety
+/// `buf` is null or writable for `size` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ompc_get_affinity_format(buf: *mut std::ffi::c_char, size: usize) -> usize {
+    // SAFETY: per the contract.
+    unsafe { copy_out(&oxiomp_runtime::affinity_format::get(), buf, size) }
+}
+
+/// # Safety
+/// `format` is null or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ompc_display_affinity(format: *const std::ffi::c_char) {
+    // SAFETY: per the contract.
+    oxiomp_runtime::affinity_format::display(&unsafe { text(format) });
+}
+
+/// # Safety
+/// `buf` is null or writable for `size` bytes; `format` is null or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ompc_capture_affinity(
+    buf: *mut std::ffi::c_char,
+    size: usize,
+    format: *const std::ffi::c_char,
+) -> usize {
+    // SAFETY: per the contract.
+    unsafe { copy_out(&oxiomp_runtime::affinity_format::capture(&text(format)), buf, size) }
+}
+
+/// No tool is attached (OMPT is not implemented yet): the `notool` result (-2).
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_control_tool(_command: c_int, _modifier: c_int, _arg: *mut std::ffi::c_void) -> c_int {
+    -2
+}

@@ -227,6 +227,9 @@ pub fn read(src: &dyn Source) -> Settings {
             other => parse_bool(other).map(|b| if b { DisplayEnv::True } else { DisplayEnv::False }),
         })
         .unwrap_or(DisplayEnv::False);
+    let display_affinity = r.read("OMP_DISPLAY_AFFINITY", "false", parse_bool).unwrap_or(false);
+    let affinity_format =
+        src.get("OMP_AFFINITY_FORMAT").unwrap_or_else(|| crate::affinity_format::DEFAULT_FORMAT.to_string());
     let def_allocator = r
         .read("OMP_ALLOCATOR", "omp_default_mem_alloc", crate::allocator::parse_env)
         .unwrap_or(crate::allocator::DEFAULT_MEM_ALLOC);
@@ -282,6 +285,8 @@ pub fn read(src: &dyn Source) -> Settings {
             nteams,
             teams_thread_limit,
             display_env,
+            display_affinity,
+            affinity_format,
             places_text,
             trace_dir,
         },
@@ -334,7 +339,8 @@ pub fn display(s: &Settings) -> String {
     line("OMP_DEFAULT_DEVICE", i.default_device.to_string());
     line("OMP_ALLOCATOR", crate::allocator::name(i.def_allocator));
     line("OMP_MAX_TASK_PRIORITY", g.max_task_priority.to_string());
-    line("OMP_DISPLAY_AFFINITY", "FALSE".into());
+    line("OMP_DISPLAY_AFFINITY", if g.display_affinity { "TRUE" } else { "FALSE" }.into());
+    line("OMP_AFFINITY_FORMAT", g.affinity_format.clone());
     line("OMP_NUM_TEAMS", g.nteams.to_string());
     line("OMP_TEAMS_THREAD_LIMIT", g.teams_thread_limit.to_string());
     if g.display_env == DisplayEnv::Verbose {

@@ -156,6 +156,10 @@ pub struct Globals {
     pub teams_thread_limit: i32,
     /// The OMP_DISPLAY_ENV setting.
     pub display_env: DisplayEnv,
+    /// OMP_DISPLAY_AFFINITY.
+    pub display_affinity: bool,
+    /// affinity-format-var as the environment set it (OMP_AFFINITY_FORMAT).
+    pub affinity_format: String,
     /// The OMP_PLACES text as given (for display), if any.
     pub places_text: Option<String>,
     /// Where to write an ovni trace (`OMP_OVNI=1`, `OVNI_TRACEDIR`, default `./ovni`).

@@ -8,6 +8,8 @@
 //! checker.
 
 #[cfg(not(loom))]
+pub mod affinity_format;
+#[cfg(not(loom))]
 pub mod allocator;
 pub mod barrier;
 #[cfg(not(loom))]

@@ -88,6 +88,7 @@ impl Runtime {
                 .blocktime_ms
                 .map_or(Duration::from_secs(u64::MAX / 4), Duration::from_millis);
             WaitPolicy::set_block_time(bt);
+            crate::affinity_format::set_display(settings.globals.display_affinity);
             // SAFETY: registers a plain function pointer; it runs in the child of every fork.
             unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
             let table: Box<[AtomicPtr<ThreadDesc>]> =

@@ -305,6 +305,12 @@ impl Team {
                 ctx.bind(p.place);
             }
         }
+        if crate::affinity_format::displaying() {
+            // Taken out of the context: the line's fields read the context too.
+            let mut last = th.ctx().last_affinity.take();
+            crate::affinity_format::display_if_changed(&mut last);
+            th.ctx().last_affinity = last;
+        }
         oxiomp_instrument::user_microtask_enter();
         // SAFETY: the job's data stays valid until the join, which waits for this call to
         // return on every member; `run` was paired with that data by whoever built the job.

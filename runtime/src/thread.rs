@@ -125,6 +125,8 @@ pub(crate) struct Context {
     /// are copied only if its body changes them (see `task::run_body`; if(0) tasks likewise,
     /// with the slot in their header: `task::begin_if0`).
     pub(crate) icv_save: *const IcvSave,
+    /// The affinity line this thread printed last (`OMP_DISPLAY_AFFINITY`).
+    pub(crate) last_affinity: Option<String>,
 }
 
 /// A slot for ICVs a task body may have to save (see `Context::icv_save`). Not an
@@ -426,6 +428,7 @@ impl ThreadDesc {
                 rng: 0x9e37_79b9,
                 dep_scratch: Vec::new(),
                 tasks_created: 0,
+                last_affinity: None,
             }),
             cg_threads: AtomicU32::new(1),
             help_team: AtomicPtr::new(std::ptr::null_mut()),

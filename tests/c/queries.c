@@ -5,7 +5,7 @@
 //  omp_get_supported_active_levels, omp_get/set_max_active_levels,
 //  omp_is_initial_device, omp_get_num_devices, omp_get/set_default_device,
 //  omp_get_num_teams/omp_get_team_num outside teams, omp_get_cancellation,
-//  omp_get_max_task_priority; ICV scoping: omp_set_num_threads /
+//  omp_get_max_task_priority, omp_control_tool (no tool: notool); ICV scoping: omp_set_num_threads /
 //  omp_set_dynamic / omp_set_schedule inside a region only affect the calling
 //  implicit task (and its nested regions), not siblings or the initial task.
 #define _GNU_SOURCE
@@ -223,6 +223,8 @@ int main(void) {
   }
   omp_set_max_active_levels(mal0);
 
+  CHECK_EQ("omp_control_tool without a tool",
+           omp_control_tool(omp_control_tool_flush, 0, NULL), omp_control_tool_notool);
   if (failures) {
     fprintf(stderr, "queries: %d failure(s)\n", failures);
     return 1;

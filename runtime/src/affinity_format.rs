@@ -1,0 +1,250 @@
+//! Thread affinity display (OpenMP 5.2 §3.15, §6.x): the affinity-format-var ICV
+//! (`OMP_AFFINITY_FORMAT`, `omp_set_affinity_format`), its expansion for the calling thread
+//! (`omp_capture_affinity`, `omp_display_affinity`), and `OMP_DISPLAY_AFFINITY`, which has each
+//! thread print the line when it starts a region whose line differs from the one it printed
+//! last.
+//!
+//! A field is `%[[[0].]size]type`: `type` a letter or a `{long_name}`; without `.` the value
+//! is left-justified in `size` columns, with `.` right-justified, with `0.` right-justified and
+//! padded with zeros. `%%` is a percent sign. An unknown field type prints `undefined` (as
+//! libomp does); a `%` that starts no field stays as it is.
+
+use parking_lot::Mutex;
+
+use crate::query as q;
+use crate::sync::atomic::{AtomicBool, Ordering};
+
+/// `OMP_DISPLAY_AFFINITY`, set once at start-up.
+static DISPLAY: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn set_display(on: bool) {
+    // Relaxed: set before any region starts (in the runtime's initialisation, which every
+    // thread's first entry goes through).
+    DISPLAY.store(on, Ordering::Relaxed);
+}
+
+/// Whether threads print their line as they start regions (the one branch the fork path pays).
+#[inline]
+pub(crate) fn displaying() -> bool {
+    // Relaxed: see `set_display`.
+    DISPLAY.load(Ordering::Relaxed)
+}
+
+/// affinity-format-var when the environment does not set it.
+pub const DEFAULT_FORMAT: &str = "oxiomp: pid %P tid %i thread %n of %N at level %L bound to {%A}";
+
+/// affinity-format-var (device-wide); None until set (then the environment's or the default).
+static FORMAT: Mutex<Option<String>> = Mutex::new(None);
+
+/// The fields: short name, long name.
+const FIELDS: &[(char, &str)] = &[
+    ('t', "team_num"),
+    ('T', "num_teams"),
+    ('L', "nesting_level"),
+    ('n', "thread_num"),
+    ('N', "num_threads"),
+    ('a', "ancestor_tnum"),
+    ('H', "host"),
+    ('P', "process_id"),
+    ('i', "native_thread_id"),
+    ('A', "thread_affinity"),
+];
+
+/// affinity-format-var.
+pub fn get() -> String {
+    FORMAT
+        .lock()
+        .get_or_insert_with(|| crate::Runtime::get().settings().globals.affinity_format.clone())
+        .clone()
+}
+
+/// `omp_set_affinity_format`.
+pub fn set(format: &str) {
+    *FORMAT.lock() = Some(format.to_string());
+}
+
+/// The calling thread's line: `format` (affinity-format-var if empty) with its fields filled.
+pub fn capture(format: &str) -> String {
+    let format = if format.is_empty() { get() } else { format.to_string() };
+    expand(&format, &value)
+}
+
+/// Prints the calling thread's line on stdout (the program's stream, as libomp does).
+pub fn display(format: &str) {
+    print_line(capture(format));
+}
+
+fn print_line(mut line: String) {
+    use std::io::Write;
+    line.push('\n');
+    let _ = std::io::stdout().lock().write_all(line.as_bytes());
+}
+
+/// `OMP_DISPLAY_AFFINITY`: called by each member of a team as its implicit task starts; prints
+/// the thread's line when it differs from the last one the thread printed.
+#[cold]
+pub(crate) fn display_if_changed(last: &mut Option<String>) {
+    let line = capture("");
+    if last.as_deref() != Some(line.as_str()) {
+        *last = Some(line.clone());
+        print_line(line);
+    }
+}
+
+/// The value of field `name` (long name) for the calling thread.
+fn value(name: &str) -> String {
+    match name {
+        "team_num" => q::team_num().to_string(),
+        "num_teams" => q::num_teams().to_string(),
+        "nesting_level" => q::level().to_string(),
+        "thread_num" => q::thread_num().to_string(),
+        "num_threads" => q::num_threads().to_string(),
+        "ancestor_tnum" => q::ancestor_thread_num(q::level() - 1).to_string(),
+        "host" => host_name(),
+        "process_id" => std::process::id().to_string(),
+        // SAFETY: gettid has no preconditions.
+        "native_thread_id" => unsafe { libc::gettid() }.to_string(),
+        // The calling thread's own mask (sched_getaffinity of the caller).
+        "thread_affinity" => cpu_list(&crate::places::process_mask()),
+        _ => UNDEFINED.to_string(),
+    }
+}
+
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is writable for its length; gethostname NUL-terminates within it
+    // when the name fits (the last byte stays 0 otherwise).
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len() - 1) } == 0;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
+    if ok { String::from_utf8_lossy(&buf[..end]).into_owned() } else { String::new() }
+}
+
+/// CPUs as a list with ranges: `0-3,6,8-9`.
+pub(crate) fn cpu_list(cpus: &[u32]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out += &if j > i { format!("{}-{}", cpus[i], cpus[j]) } else { cpus[i].to_string() };
+        i = j + 1;
+    }
+    out
+}
+
+/// Expands the fields of `format` with `value` (by long name).
+fn expand(format: &str, value: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    let mut rest = format;
+    while let Some(p) = rest.find('%') {
+        out += &rest[..p];
+        let spec = &rest[p + 1..];
+        if let Some(after) = spec.strip_prefix('%') {
+            out.push('%');
+            rest = after;
+            continue;
+        }
+        match parse_field(spec) {
+            Some((field, len)) => {
+                out += &field.apply(&value(field.name));
+                rest = &spec[len..];
+            }
+            None => {
+                out.push('%');
+                rest = spec;
+            }
+        }
+    }
+    out + rest
+}
+
+/// The name (and value) of an unknown field type.
+const UNDEFINED: &str = "undefined";
+
+struct Field {
+    name: &'static str,
+    zero: bool,
+    right: bool,
+    width: usize,
+}
+
+impl Field {
+    fn apply(&self, v: &str) -> String {
+        let w = self.width;
+        match (self.right, self.zero) {
+            (false, _) => format!("{v:<w$}"),
+            (true, false) => format!("{v:>w$}"),
+            // Zeros go after a sign.
+            (true, true) => match v.strip_prefix('-') {
+                Some(digits) => format!("-{digits:0>0$}", w.saturating_sub(1)),
+                None => format!("{v:0>w$}"),
+            },
+        }
+    }
+}
+
+/// Parses `[[0].][size]type` at the start of `s`: the field and the bytes it takes.
+fn parse_field(s: &str) -> Option<(Field, usize)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let zero = b.starts_with(b"0.");
+    if zero {
+        i = 2;
+    }
+    let right = zero || b.get(i) == Some(&b'.');
+    if right && !zero {
+        i += 1;
+    }
+    let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let width = if digits > 0 { s[i..i + digits].parse().ok()? } else { 0 };
+    i += digits;
+    let name = if b.get(i) == Some(&b'{') {
+        let close = s[i..].find('}')?;
+        let long = &s[i + 1..i + close];
+        i += close + 1;
+        FIELDS.iter().find(|&&(_, n)| n == long).map_or(UNDEFINED, |f| f.1)
+    } else {
+        let c = s[i..].chars().next()?;
+        i += c.len_utf8();
+        FIELDS.iter().find(|&&(k, _)| k == c).map_or(UNDEFINED, |f| f.1)
+    };
+    Some((Field { name, zero, right, width }, i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake(name: &str) -> String {
+        match name {
+            "thread_num" => "3".into(),
+            "ancestor_tnum" => "-1".into(),
+            "thread_affinity" => "0-1".into(),
+            "undefined" => "undefined".into(),
+            other => other.to_uppercase(),
+        }
+    }
+
+    #[test]
+    fn fields_and_justification() {
+        let x = |f: &str| expand(f, &fake);
+        assert_eq!(x("n=%n"), "n=3");
+        assert_eq!(x("[%5n][%.5n][%0.5n][%05n]"), "[3    ][    3][00003][3    ]");
+        assert_eq!(x("%{thread_num}/%{thread_affinity}"), "3/0-1");
+        assert_eq!(x("%0.4a"), "-001");
+        assert_eq!(x("100%% %q %{nope} %{open %"), "100% undefined undefined %{open %");
+        assert_eq!(x("%L %N %t %T"), "NESTING_LEVEL NUM_THREADS TEAM_NUM NUM_TEAMS");
+    }
+
+    #[test]
+    fn cpu_ranges() {
+        assert_eq!(cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(cpu_list(&[5]), "5");
+        assert_eq!(cpu_list(&[]), "");
+    }
+}
