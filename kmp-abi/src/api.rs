@@ -1,10 +1,9 @@
-//! The `omp_*` inquiry/setter routines and the `kmp_*` extensions.
+//! The `omp_*` inquiry/setter routines (libomp's extensions are in `extensions.rs`).
 
 use std::ffi::c_int;
-use std::time::Duration;
 
+use oxiomp_runtime::Runtime;
 use oxiomp_runtime::query as q;
-use oxiomp_runtime::{Runtime, WaitPolicy};
 
 use crate::misuse;
 
@@ -50,9 +49,6 @@ getters! {
     omp_get_teams_thread_limit -> c_int = q::teams_thread_limit();
     omp_get_wtime -> f64 = q::wtime();
     omp_get_wtick -> f64 = q::wtick();
-    kmp_get_blocktime -> c_int = WaitPolicy::block_time().as_millis().min(i32::MAX as u128) as c_int;
-    kmp_get_stacksize -> c_int = Runtime::get().settings().globals.stacksize.min(i32::MAX as usize) as c_int;
-    kmp_get_stacksize_s -> usize = Runtime::get().settings().globals.stacksize;
 }
 
 #[unsafe(no_mangle)]
@@ -176,15 +172,6 @@ pub extern "C" fn omp_display_env(verbose: c_int) {
         oxiomp_runtime::icv::DisplayEnv::True
     };
     eprint!("{}", oxiomp_runtime::env::display(&s));
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn kmp_set_blocktime(ms: c_int) {
-    if ms < 0 {
-        misuse("kmp_set_blocktime", "the block time must not be negative; ignored");
-        return;
-    }
-    WaitPolicy::set_block_time(Duration::from_millis(ms as u64));
 }
 
 /// `omp_pause_resource` / `omp_pause_resource_all` (kinds `omp_pause_soft` = 1 and

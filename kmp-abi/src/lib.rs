@@ -7,6 +7,7 @@
 //! aborts the process (Rust >= 1.81), and release builds use `panic = "abort"` anyway.
 
 pub mod api;
+pub mod extensions;
 pub mod lock;
 pub mod memory;
 pub mod parallel;

@@ -27,12 +27,34 @@ pub trait Source {
     fn get(&self, name: &str) -> Option<String>;
 }
 
+/// The process environment, after the settings `kmp_set_defaults` gave before the runtime
+/// started (they win: the program asked for them explicitly).
 pub struct ProcessEnv;
+
+static DEFAULTS: parking_lot::Mutex<Vec<(String, String)>> = parking_lot::Mutex::new(Vec::new());
 
 impl Source for ProcessEnv {
     fn get(&self, name: &str) -> Option<String> {
+        if let Some((_, v)) = DEFAULTS.lock().iter().rev().find(|(k, _)| k == name) {
+            return Some(v.clone());
+        }
         std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
     }
+}
+
+/// `kmp_set_defaults`: `NAME=VALUE` settings (several separated by blanks) read as if they
+/// were in the environment; only before the runtime starts (it reads the environment once).
+pub fn set_defaults(text: &str) -> Result<(), String> {
+    if crate::Runtime::started() {
+        return Err("called after the runtime started (it reads its settings once); ignored".into());
+    }
+    let mut pairs = Vec::new();
+    for item in text.split_whitespace() {
+        let (k, v) = item.split_once('=').ok_or(format!("{item:?} is not NAME=VALUE; ignored"))?;
+        pairs.push((k.to_string(), v.to_string()));
+    }
+    DEFAULTS.lock().extend(pairs);
+    Ok(())
 }
 
 impl Source for &[(&str, &str)] {
@@ -227,6 +249,7 @@ pub fn read(src: &dyn Source) -> Settings {
             other => parse_bool(other).map(|b| if b { DisplayEnv::True } else { DisplayEnv::False }),
         })
         .unwrap_or(DisplayEnv::False);
+    let warnings = r.read("KMP_WARNINGS", "true", parse_bool).unwrap_or(true);
     let display_affinity = r.read("OMP_DISPLAY_AFFINITY", "false", parse_bool).unwrap_or(false);
     let affinity_format =
         src.get("OMP_AFFINITY_FORMAT").unwrap_or_else(|| crate::affinity_format::DEFAULT_FORMAT.to_string());
@@ -285,6 +308,7 @@ pub fn read(src: &dyn Source) -> Settings {
             nteams,
             teams_thread_limit,
             display_env,
+            warnings,
             display_affinity,
             affinity_format,
             places_text,

@@ -156,6 +156,8 @@ pub struct Globals {
     pub teams_thread_limit: i32,
     /// The OMP_DISPLAY_ENV setting.
     pub display_env: DisplayEnv,
+    /// KMP_WARNINGS: whether the runtime prints its warnings.
+    pub warnings: bool,
     /// OMP_DISPLAY_AFFINITY.
     pub display_affinity: bool,
     /// affinity-format-var as the environment set it (OMP_AFFINITY_FORMAT).

@@ -43,6 +43,74 @@ pub fn bind_current_thread(cpus: &[u32]) -> bool {
     unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
 }
 
+/// A CPU set the program builds and applies itself (libomp's `kmp_affinity_mask_t` API).
+pub struct AffinityMask(libc::cpu_set_t);
+
+/// Why a CPU number cannot go into a mask.
+#[derive(Debug, PartialEq, Eq)]
+pub enum MaskError {
+    /// Not a CPU number at all.
+    OutOfRange,
+    /// A CPU the process may not run on.
+    NotAvailable,
+}
+
+impl AffinityMask {
+    pub fn empty() -> Box<AffinityMask> {
+        // SAFETY: an all-zero cpu_set_t is the empty set.
+        Box::new(AffinityMask(unsafe { std::mem::zeroed() }))
+    }
+
+    fn index(cpu: i32) -> Result<usize, MaskError> {
+        usize::try_from(cpu).ok().filter(|&c| c < libc::CPU_SETSIZE as usize).ok_or(MaskError::OutOfRange)
+    }
+
+    /// Adds `cpu`, which must be one the process may run on.
+    pub fn set(&mut self, cpu: i32) -> Result<(), MaskError> {
+        let c = Self::index(cpu)?;
+        if !process_mask().contains(&(c as u32)) {
+            return Err(MaskError::NotAvailable);
+        }
+        // SAFETY: c < CPU_SETSIZE.
+        unsafe { libc::CPU_SET(c, &mut self.0) };
+        Ok(())
+    }
+
+    pub fn unset(&mut self, cpu: i32) -> Result<(), MaskError> {
+        let c = Self::index(cpu)?;
+        // SAFETY: c < CPU_SETSIZE.
+        unsafe { libc::CPU_CLR(c, &mut self.0) };
+        Ok(())
+    }
+
+    pub fn contains(&self, cpu: i32) -> Result<bool, MaskError> {
+        let c = Self::index(cpu)?;
+        // SAFETY: c < CPU_SETSIZE.
+        Ok(unsafe { libc::CPU_ISSET(c, &self.0) })
+    }
+
+    /// Binds the calling thread to the mask; the OS error if it refuses (an empty mask).
+    pub fn apply(&self) -> Result<(), std::io::Error> {
+        // SAFETY: a valid cpu_set_t of the size we pass; 0 is the calling thread.
+        let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) };
+        if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    }
+
+    /// Replaces the mask with the calling thread's binding.
+    pub fn read_current(&mut self) -> Result<(), std::io::Error> {
+        // SAFETY: as in `apply`, writing at most the size we pass.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut self.0) };
+        if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    }
+
+    /// One more than the highest CPU number the machine has (`kmp_get_affinity_max_proc`).
+    pub fn max_proc() -> i32 {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        if n > 0 { n.min(libc::CPU_SETSIZE as libc::c_long) as i32 } else { 1 }
+    }
+}
+
 /// What a CPU belongs to, read from sysfs (each CPU on its own when sysfs says nothing).
 #[derive(Clone, Copy, Debug, Default)]
 struct CpuTopo {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::env::{self, Settings};
-use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use crate::sync::wait::WaitPolicy;
 use crate::thread::{Thread, ThreadDesc};
 
@@ -47,6 +47,28 @@ unsafe impl Send for Runtime {}
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
+/// Whether the runtime prints its warnings (`KMP_WARNINGS`, `kmp_set_warnings_on/off`).
+static WARNINGS: AtomicBool = AtomicBool::new(true);
+
+pub fn set_warnings(on: bool) {
+    // Relaxed: a setting read when a warning is printed; no data depends on it.
+    WARNINGS.store(on, Ordering::Relaxed);
+}
+
+/// Prints one warning line (unless warnings are off).
+pub fn warn(line: &str) {
+    // Relaxed: see `set_warnings`.
+    if WARNINGS.load(Ordering::Relaxed) {
+        eprintln!("{line}");
+    }
+}
+
+/// `kmp_set_library*`: 1 serial, 2 turnaround, 3 throughput (the default).
+static LIBRARY: AtomicU32 = AtomicU32::new(3);
+
+/// Worker stack size set by `kmp_set_stacksize` (0: the environment's).
+static STACKSIZE: AtomicUsize = AtomicUsize::new(0);
+
 /// `pthread_atfork` child handler: see [`Runtime::forget_workers_after_fork`].
 extern "C" fn after_fork_in_child() {
     if let Some(rt) = RUNTIME.get() {
@@ -68,15 +90,18 @@ impl Runtime {
     fn init() -> &'static Runtime {
         RUNTIME.get_or_init(|| {
             let settings = env::read(&env::ProcessEnv);
+            if !settings.globals.warnings {
+                set_warnings(false);
+            }
             for w in &settings.warnings {
-                eprintln!("{w}");
+                warn(w);
             }
             if let Some(dir) = &settings.globals.trace_dir
                 && let Err(e) = oxiomp_instrument::ovni::start(dir)
             {
-                eprintln!(
+                warn(&format!(
                     "oxiomp: warning: OMP_OVNI=1 but the trace cannot be written ({e}); running untraced"
-                );
+                ));
             }
             // Recorded from here (the recorder starts with the settings that ask for it).
             oxiomp_instrument::init_enter();
@@ -106,6 +131,53 @@ impl Runtime {
                 busy: AtomicU32::new(0),
             }
         })
+    }
+
+    /// Whether the runtime has read its settings (without starting it).
+    pub fn started() -> bool {
+        RUNTIME.get().is_some()
+    }
+
+    /// The stack size of workers started from now on.
+    pub fn worker_stacksize(&self) -> usize {
+        // Relaxed: a setting; threads started after the store see it through the spawn.
+        match STACKSIZE.load(Ordering::Relaxed) {
+            0 => self.settings.globals.stacksize,
+            n => n,
+        }
+    }
+
+    /// `kmp_set_stacksize(_s)`: the stack size of workers started from now on (at least
+    /// 64 KiB: less cannot hold a worker).
+    pub fn set_worker_stacksize(&self, bytes: usize) {
+        // Relaxed: see `worker_stacksize`.
+        STACKSIZE.store(bytes.max(64 << 10), Ordering::Relaxed);
+    }
+
+    /// `kmp_get_library`.
+    pub fn library(&self) -> u32 {
+        // Relaxed: a setting.
+        LIBRARY.load(Ordering::Relaxed)
+    }
+
+    /// `kmp_set_library(mode)` for the calling thread: serial (1) makes its regions one thread
+    /// (nthreads-var 1), turnaround (2) and throughput (3) give them the default size back;
+    /// turnaround waits without ever sleeping (infinite block time), throughput sleeps after
+    /// the block time of the settings. Threads still yield while they wait.
+    pub fn set_library(&self, th: Thread, mode: u32) -> Result<(), &'static str> {
+        if !(1..=3).contains(&mode) {
+            return Err("the mode must be 1 (serial), 2 (turnaround) or 3 (throughput); ignored");
+        }
+        // Relaxed: a setting.
+        LIBRARY.store(mode, Ordering::Relaxed);
+        let n = if mode == 1 { 1 } else { self.settings.icvs.nthreads };
+        th.change_icvs(|i| i.nthreads = n);
+        let bt = match (mode, self.settings.globals.blocktime_ms) {
+            (2, _) | (_, None) => Duration::from_secs(u64::MAX / 4),
+            (_, Some(ms)) => Duration::from_millis(ms),
+        };
+        WaitPolicy::set_block_time(bt);
+        Ok(())
     }
 
     /// The root a debugger starts from.

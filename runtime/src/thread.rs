@@ -519,7 +519,7 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
     let gtid = desc.gtid;
     let spawned = std::thread::Builder::new()
         .name(format!("oxiomp-{gtid}"))
-        .stack_size(rt.settings().globals.stacksize)
+        .stack_size(rt.worker_stacksize())
         .spawn(move || worker_main(desc, base));
     if let Err(e) = spawned {
         eprintln!("oxiomp: error: cannot start worker thread {gtid}: {e}");
