@@ -171,7 +171,7 @@ pub extern "C" fn omp_display_env(verbose: c_int) {
     } else {
         oxiomp_runtime::icv::DisplayEnv::True
     };
-    eprint!("{}", oxiomp_runtime::env::display(&s));
+    oxiomp_runtime::stderr_line(format_args!("{}", oxiomp_runtime::env::display(&s).trim_end()));
 }
 
 /// `omp_pause_resource` / `omp_pause_resource_all` (kinds `omp_pause_soft` = 1 and

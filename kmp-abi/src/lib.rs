@@ -74,16 +74,16 @@ pub(crate) fn misuse(call: &str, what: &str) {
     // Relaxed: a plain counter.
     let n = REPORTS.fetch_add(1, Ordering::Relaxed);
     if n < MAX_REPORTS {
-        eprintln!("oxiomp: error: {call}: {what}");
+        oxiomp_runtime::stderr_line(format_args!("oxiomp: error: {call}: {what}"));
     } else if n == MAX_REPORTS {
-        eprintln!("oxiomp: error: further API misuse reports suppressed");
+        oxiomp_runtime::stderr_line(format_args!("oxiomp: error: further API misuse reports suppressed"));
     }
 }
 
 /// Reports a misuse after which the program cannot go on correctly, and aborts.
 #[cold]
 pub(crate) fn fatal(call: &str, what: &str) -> ! {
-    eprintln!("oxiomp: error: {call}: {what}; aborting");
+    oxiomp_runtime::stderr_line(format_args!("oxiomp: error: {call}: {what}; aborting"));
     std::process::abort()
 }
 

@@ -148,7 +148,18 @@ pub unsafe extern "C" fn omp_init_allocator(
     ntraits: c_int,
     traits: *const AllocTrait,
 ) -> Handle {
-    let list: Vec<(usize, usize)> = if ntraits <= 0 || traits.is_null() {
+    // SAFETY: the same contract.
+    unsafe { init_allocator("omp_init_allocator", memspace, ntraits, traits) }
+}
+
+/// # Safety
+/// As for [`omp_init_allocator`].
+unsafe fn init_allocator(call: &str, memspace: usize, ntraits: c_int, traits: *const AllocTrait) -> Handle {
+    if ntraits > 0 && traits.is_null() {
+        misuse(call, "ntraits is positive but traits is null; returning omp_null_allocator");
+        return al::NULL_ALLOCATOR;
+    }
+    let list: Vec<(usize, usize)> = if ntraits <= 0 {
         Vec::new()
     } else {
         // SAFETY: per the contract.
@@ -158,9 +169,43 @@ pub unsafe extern "C" fn omp_init_allocator(
             .collect()
     };
     al::init(memspace, &list).unwrap_or_else(|e| {
-        misuse("omp_init_allocator", &format!("{e}; returning omp_null_allocator"));
+        misuse(call, &format!("{e}; returning omp_null_allocator"));
         al::NULL_ALLOCATOR
     })
+}
+
+/// `uses_allocators` on `target` (also for the host): as `omp_init_allocator`.
+///
+/// # Safety
+/// As for [`omp_init_allocator`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_init_allocator(
+    _gtid: i32,
+    memspace: usize,
+    ntraits: c_int,
+    traits: *const AllocTrait,
+) -> Handle {
+    // SAFETY: the same contract.
+    unsafe { init_allocator("__kmpc_init_allocator", memspace, ntraits, traits) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_destroy_allocator(_gtid: i32, allocator: Handle) {
+    if let Err(e) = al::destroy(allocator) {
+        misuse("__kmpc_destroy_allocator", e);
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_set_default_allocator(_gtid: i32, allocator: Handle) {
+    if let Err(e) = q::set_default_allocator(allocator) {
+        misuse("__kmpc_set_default_allocator", e);
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_get_default_allocator(_gtid: i32) -> Handle {
+    q::default_allocator()
 }
 
 #[unsafe(no_mangle)]

@@ -244,10 +244,10 @@ pub unsafe extern "C" fn __kmpc_error(loc: *const Ident, severity: i32, message:
     let msg = msg.as_deref().unwrap_or("(no message)");
     let at = Ident::location(loc);
     if severity == 1 {
-        eprintln!("oxiomp: warning: {at}: user-directed warning: {msg}");
+        oxiomp_runtime::stderr_line(format_args!("oxiomp: warning: {at}: user-directed warning: {msg}"));
         return;
     }
-    eprintln!("oxiomp: error: {at}: user-directed error: {msg}");
+    oxiomp_runtime::stderr_line(format_args!("oxiomp: error: {at}: user-directed error: {msg}"));
     static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     // Relaxed: only decides which thread calls exit; the others never return.
     if ENDING.swap(true, std::sync::atomic::Ordering::Relaxed) {

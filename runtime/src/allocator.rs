@@ -21,6 +21,8 @@
 
 use std::ffi::c_void;
 
+use parking_lot::RwLock;
+
 use crate::memory;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 
@@ -115,7 +117,6 @@ const DESTROYED: usize = 1 << (usize::BITS - 1);
 /// An allocator made by `omp_init_allocator` (its address is the handle).
 #[repr(C)]
 pub struct Allocator {
-    magic: u64,
     pub memspace: usize,
     pub traits: Traits,
     /// Bytes live (only counted with a pool).
@@ -123,8 +124,6 @@ pub struct Allocator {
     /// Live blocks, plus [`DESTROYED`].
     blocks: AtomicUsize,
 }
-
-const MAGIC: u64 = 0x4f58_414c_4c4f_4331; // "OXALLOC1"
 
 /// Handles below this are not addresses.
 const FIRST_ADDRESS: usize = 4096;
@@ -136,14 +135,15 @@ pub fn init(memspace: usize, traits: &[(usize, usize)]) -> Result<Handle, String
         return Err(format!("unknown memory space {memspace}"));
     }
     let t = parse_traits(traits)?;
-    let a = Box::new(Allocator {
-        magic: MAGIC,
-        memspace,
-        traits: t,
-        used: AtomicUsize::new(0),
-        blocks: AtomicUsize::new(0),
-    });
-    Ok(Box::into_raw(a) as Handle)
+    let a =
+        Box::new(Allocator { memspace, traits: t, used: AtomicUsize::new(0), blocks: AtomicUsize::new(0) });
+    let h = Box::into_raw(a) as Handle;
+    {
+        let mut live = LIVE.write();
+        let i = live.binary_search(&h).unwrap_or_else(|i| i);
+        live.insert(i, h);
+    }
+    Ok(h)
 }
 
 fn parse_traits(traits: &[(usize, usize)]) -> Result<Traits, String> {
@@ -193,22 +193,53 @@ fn key_name(key: usize) -> &'static str {
     KEYS.iter().find(|&&(k, _)| k == key).map_or("?", |&(_, n)| n)
 }
 
-/// The allocator behind `h`, if it is one made by [`init`] (not a predefined handle).
+/// The addresses of the allocators `init` made and that are not freed yet: a handle the
+/// program passes is looked up here before it is read (a stale or made-up handle is reported,
+/// not followed). Sorted.
+static LIVE: RwLock<Vec<Handle>> = RwLock::new(Vec::new());
+
+/// The allocator behind handle `h` if `init` made it and it is not freed (not predefined).
 fn custom(h: Handle) -> Option<&'static Allocator> {
-    if h < FIRST_ADDRESS || !h.is_multiple_of(std::mem::align_of::<Allocator>()) {
+    if h < FIRST_ADDRESS || LIVE.read().binary_search(&h).is_err() {
         return None;
     }
-    // SAFETY: a handle at or above FIRST_ADDRESS is, by the API's contract, one `init`
-    // returned (allocators are freed only after `destroy` and their last block, after which
-    // the program may not use the handle); the magic word catches most misuse.
-    let a = unsafe { &*(h as *const Allocator) };
-    (a.magic == MAGIC).then_some(a)
+    // SAFETY: `h` is in LIVE: `init` made it with Box::into_raw, and it is removed from LIVE
+    // (under the write lock) before it is freed.
+    Some(unsafe { &*(h as *const Allocator) })
+}
+
+/// The allocator that served a block: its header names it, and a block keeps its allocator
+/// alive (the allocator is freed only after its last block).
+///
+/// # Safety
+/// `h` is the serving allocator recorded in a live block's header.
+unsafe fn serving(h: Handle) -> Option<&'static Allocator> {
+    // SAFETY: per the contract, an address handle there is a live allocator.
+    (h >= FIRST_ADDRESS).then(|| unsafe { &*(h as *const Allocator) })
+}
+
+/// Frees allocator `h` (destroyed, and without blocks).
+fn free_allocator(h: Handle) {
+    {
+        let mut live = LIVE.write();
+        if let Ok(i) = live.binary_search(&h) {
+            live.remove(i);
+        }
+    }
+    // SAFETY: made by `init` with Box::into_raw; destroyed and without blocks, so nothing
+    // refers to it, and it is out of LIVE, so no lookup can reach it.
+    drop(unsafe { Box::from_raw(h as *mut Allocator) });
+}
+
+/// Whether allocator `a` is destroyed. Relaxed: using an allocator while another thread
+/// destroys it is a program error; this only reports use after the destroy.
+fn destroyed(a: &Allocator) -> bool {
+    a.blocks.load(Ordering::Relaxed) & DESTROYED != 0
 }
 
 /// Whether `h` names an allocator (predefined or live).
 pub fn valid(h: Handle) -> bool {
-    PREDEFINED.iter().any(|&(p, _)| p == h)
-        || custom(h).is_some_and(|a| a.blocks.load(Ordering::Relaxed) & DESTROYED == 0)
+    PREDEFINED.iter().any(|&(p, _)| p == h) || custom(h).is_some_and(|a| !destroyed(a))
 }
 
 /// `omp_destroy_allocator`.
@@ -223,43 +254,52 @@ pub fn destroy(h: Handle) -> Result<(), &'static str> {
             "not an allocator; ignored"
         });
     };
-    // AcqRel: pairs with the last block's free (`release_block`), so exactly one side frees.
+    // AcqRel: pairs with the last block's free (`free`), so exactly one side frees it.
     let prev = a.blocks.fetch_or(DESTROYED, Ordering::AcqRel);
     if prev & DESTROYED != 0 {
         return Err("the allocator was destroyed already; ignored");
     }
     if prev == 0 {
-        // SAFETY: made by `init` with Box::into_raw; no block refers to it and the program
-        // gave the handle up.
-        drop(unsafe { Box::from_raw(h as *mut Allocator) });
+        free_allocator(h);
     }
     Ok(())
 }
 
 /// Allocates `size` bytes aligned to `align` through allocator `h` (not null), following its
-/// fallback; null when it (and its fallback) cannot, or for size 0. Errors: `h` is not an
-/// allocator.
+/// fallback; null when it (and its fallback) cannot, or for size 0. Errors: `h` (or an
+/// allocator it falls back to) is not an allocator.
 pub fn alloc(h: Handle, size: usize, align: usize, zeroed: bool) -> Result<*mut c_void, &'static str> {
     if size == 0 {
         return Ok(std::ptr::null_mut());
     }
-    let mut h = h;
+    let requested = h;
+    let (mut h, mut align) = (h, align);
     // A chain of allocator_fb fallbacks ends (a cycle would not).
-    for _ in 0..16 {
+    for hop in 0..16 {
+        let owner = memory::Owner { served: h, requested };
         let Some(a) = custom(h) else {
             if !valid(h) {
-                return Err("not an allocator");
+                return Err(if hop == 0 { "not an allocator" } else { "its fb_data is not an allocator" });
             }
-            return Ok(memory::alloc(size, align, zeroed, h));
+            return Ok(memory::alloc(size, align, zeroed, owner));
         };
-        if a.blocks.load(Ordering::Relaxed) & DESTROYED != 0 {
-            return Err("the allocator was destroyed");
+        if destroyed(a) {
+            return Err(if hop == 0 {
+                "the allocator was destroyed"
+            } else {
+                "its fb_data allocator was destroyed"
+            });
         }
-        if let Some(p) = try_alloc(a, h, size, align, zeroed) {
+        // Every allocator on the way keeps its alignment promise.
+        align = align.max(a.traits.alignment);
+        if let Some(p) = try_alloc(a, owner, size, align, zeroed) {
             return Ok(p);
         }
         match a.traits.fallback {
-            Fallback::DefaultMem => return Ok(memory::alloc(size, align, zeroed, DEFAULT_MEM_ALLOC)),
+            Fallback::DefaultMem => {
+                let owner = memory::Owner { served: DEFAULT_MEM_ALLOC, requested };
+                return Ok(memory::alloc(size, align, zeroed, owner));
+            }
             Fallback::Null => return Ok(std::ptr::null_mut()),
             Fallback::Abort => crate::fatal(format_args!(
                 "an allocation of {size} bytes failed in an allocator with the abort_fb fallback"
@@ -270,9 +310,24 @@ pub fn alloc(h: Handle, size: usize, align: usize, zeroed: bool) -> Result<*mut 
     Ok(std::ptr::null_mut())
 }
 
-/// One attempt in allocator `a` (handle `h`), within its pool; None if it does not fit or the
-/// memory cannot be had (or pinned).
-fn try_alloc(a: &Allocator, h: Handle, size: usize, align: usize, zeroed: bool) -> Option<*mut c_void> {
+/// Rounds `size` up to whole pages.
+fn whole_pages(size: usize) -> Option<usize> {
+    let page = memory::page_size();
+    size.checked_add(page - 1).map(|n| n & !(page - 1))
+}
+
+/// One attempt in allocator `a` (serving `owner`), within its pool; None if it does not fit or
+/// the memory cannot be had (or pinned). A pinned block takes whole pages of its own (the
+/// kernel locks pages, without counts), and its pool counts them.
+fn try_alloc(
+    a: &Allocator,
+    owner: memory::Owner,
+    size: usize,
+    align: usize,
+    zeroed: bool,
+) -> Option<*mut c_void> {
+    let (size, align) =
+        if a.traits.pinned { (whole_pages(size)?, align.max(memory::page_size())) } else { (size, align) };
     let pooled = a.traits.pool_size != usize::MAX;
     if pooled {
         // Relaxed: the pool count guards no other data; the CAS keeps it within the limit.
@@ -285,7 +340,7 @@ fn try_alloc(a: &Allocator, h: Handle, size: usize, align: usize, zeroed: bool) 
             }
         }
     }
-    let p = memory::alloc(size, align.max(a.traits.alignment), zeroed, h);
+    let p = memory::alloc(size, align, zeroed, owner);
     let ok = !p.is_null() && (!a.traits.pinned || memory::pin(p, size));
     if !ok {
         if !p.is_null() {
@@ -303,8 +358,8 @@ fn try_alloc(a: &Allocator, h: Handle, size: usize, align: usize, zeroed: bool) 
     Some(p)
 }
 
-/// Frees a block from [`alloc`] (null is ignored), giving its bytes back to its allocator's
-/// pool.
+/// Frees a block from [`alloc`] (null is ignored), giving its bytes back to the pool of the
+/// allocator that served it.
 ///
 /// # Safety
 /// `p` is null or a live block from [`alloc`].
@@ -313,8 +368,10 @@ pub unsafe fn free(p: *mut c_void) {
         return;
     }
     // SAFETY: per the contract.
-    let (size, h) = unsafe { memory::block_info(p) };
-    if let Some(a) = custom(h) {
+    let (size, owner) = unsafe { memory::block_info(p) };
+    // SAFETY: the serving allocator of a live block.
+    let a = unsafe { serving(owner.served) };
+    if let Some(a) = a {
         if a.traits.pinned {
             memory::unpin(p, size);
         }
@@ -322,22 +379,20 @@ pub unsafe fn free(p: *mut c_void) {
             // Relaxed: as in `try_alloc`.
             a.used.fetch_sub(size, Ordering::Relaxed);
         }
-        // SAFETY: per the contract.
-        unsafe { memory::free_raw(p) };
-        // AcqRel: pairs with `destroy`.
-        if a.blocks.fetch_sub(1, Ordering::AcqRel) == DESTROYED | 1 {
-            // SAFETY: destroyed, and this was its last block.
-            drop(unsafe { Box::from_raw(h as *mut Allocator) });
-        }
-    } else {
-        // SAFETY: per the contract.
-        unsafe { memory::free_raw(p) };
+    }
+    // SAFETY: per the contract.
+    unsafe { memory::free_raw(p) };
+    // AcqRel: pairs with `destroy`.
+    if let Some(a) = a
+        && a.blocks.fetch_sub(1, Ordering::AcqRel) == DESTROYED | 1
+    {
+        free_allocator(owner.served);
     }
 }
 
-/// `omp_realloc`: a block of `size` bytes from `h` (null: the allocator `p` came from)
-/// holding `p`'s bytes up to the smaller size; `p` is freed only when the new block could be
-/// had. Size 0 frees `p` and returns null.
+/// `omp_realloc`: a block of `size` bytes from `h` (null: the allocator the program asked for
+/// `p`, even if a fallback served it) holding `p`'s bytes up to the smaller size; `p` is freed
+/// only when the new block could be had. Size 0 frees `p` and returns null.
 ///
 /// # Safety
 /// As for [`free`].
@@ -349,7 +404,7 @@ pub unsafe fn realloc(p: *mut c_void, size: usize, h: Handle) -> Result<*mut c_v
     }
     let h = if h == NULL_ALLOCATOR && !p.is_null() {
         // SAFETY: per the contract.
-        unsafe { memory::block_info(p) }.1
+        unsafe { memory::block_info(p) }.1.requested
     } else {
         h
     };
@@ -450,6 +505,54 @@ mod tests {
         assert!(alloc(h, 10, 16, false).is_err(), "a destroyed allocator allocates nothing");
         // SAFETY: still live; its free also frees the allocator.
         unsafe { free(p) };
+    }
+
+    #[test]
+    fn fallbacks_keep_the_alignment_and_realloc_the_requested_allocator() {
+        let h = init(0, &[(2, 256), (4, 100)]).unwrap();
+        let big = alloc(h, 1000, 16, false).unwrap();
+        assert!(!big.is_null(), "default_mem_fb beyond the pool");
+        assert_eq!(big as usize % 256, 0, "the fallback keeps the alignment trait");
+        // SAFETY: a live block.
+        let (_, owner) = unsafe { memory::block_info(big) };
+        assert_eq!(owner, memory::Owner { served: DEFAULT_MEM_ALLOC, requested: h });
+        // SAFETY: a live block; realloc frees it.
+        let small = unsafe { realloc(big, 50, NULL_ALLOCATOR) }.unwrap();
+        // SAFETY: the new live block.
+        let (_, owner) = unsafe { memory::block_info(small) };
+        assert_eq!(owner.served, h, "realloc with no allocator goes back to the one asked");
+        assert_eq!(small as usize % 256, 0);
+        // SAFETY: live.
+        unsafe { free(small) };
+        assert_eq!(destroy(h), Ok(()));
+    }
+
+    #[test]
+    fn a_freed_allocator_is_not_followed() {
+        let h = init(0, &[]).unwrap();
+        assert_eq!(destroy(h), Ok(()), "no blocks: freed at once");
+        assert_eq!(alloc(h, 10, 16, false), Err("not an allocator"));
+        assert!(destroy(h).is_err());
+        assert!(!valid(h));
+    }
+
+    #[test]
+    fn pinned_blocks_have_pages_of_their_own() {
+        let h = init(0, &[(7, 1), (5, 12)]).unwrap();
+        let page = memory::page_size();
+        let (a, b) = (alloc(h, 100, 16, false).unwrap(), alloc(h, 100, 16, false).unwrap());
+        if a.is_null() || b.is_null() {
+            return; // RLIMIT_MEMLOCK refuses here (null_fb): nothing to check
+        }
+        assert_eq!(a as usize % page, 0);
+        assert!((a as usize).abs_diff(b as usize) >= page, "no page shared");
+        // SAFETY: live blocks.
+        unsafe {
+            assert_eq!(memory::block_info(a).0, page, "the block owns its whole page");
+            free(a);
+            free(b);
+        }
+        assert_eq!(destroy(h), Ok(()));
     }
 
     #[test]

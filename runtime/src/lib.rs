@@ -50,10 +50,17 @@ pub use team::{ForkRequest, Job, Team, fork, fork_teams, parallel, serialized_be
 #[cfg(not(loom))]
 pub use thread::Thread;
 
+/// Writes one line on stderr; a failed write (a closed stderr, EPIPE) is ignored: printing a
+/// message must never panic inside an `extern "C"` entry.
+pub fn stderr_line(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_fmt(format_args!("{args}\n"));
+}
+
 /// Ends the process with a message: for states the runtime cannot continue from.
 #[cfg(not(loom))]
 #[cold]
 pub(crate) fn fatal(args: std::fmt::Arguments) -> ! {
-    eprintln!("oxiomp: fatal error: {args}");
+    stderr_line(format_args!("oxiomp: fatal error: {args}"));
     std::process::abort()
 }

@@ -224,8 +224,12 @@ pub fn default_allocator() -> crate::allocator::Handle {
     Thread::current().icvs().def_allocator
 }
 
+/// `omp_set_default_allocator`; `omp_null_allocator` gives `omp_default_mem_alloc` back (as
+/// libomp does).
 pub fn set_default_allocator(h: crate::allocator::Handle) -> Result<(), Misuse> {
-    if h == crate::allocator::NULL_ALLOCATOR || !crate::allocator::valid(h) {
+    use crate::allocator as al;
+    let h = if h == al::NULL_ALLOCATOR { al::DEFAULT_MEM_ALLOC } else { h };
+    if !al::valid(h) {
         return Err("not an allocator; the default allocator is unchanged");
     }
     Thread::current().change_icvs(|i| i.def_allocator = h);

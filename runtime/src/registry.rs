@@ -6,10 +6,9 @@ use std::ffi::c_void;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use parking_lot::Mutex;
-
 use crate::env::{self, Settings};
 use crate::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use crate::sync::fork_lock::ForkLock;
 use crate::sync::wait::WaitPolicy;
 use crate::thread::{Thread, ThreadDesc};
 
@@ -32,9 +31,9 @@ pub struct Runtime {
     table: Box<[AtomicPtr<ThreadDesc>]>,
     settings: Settings,
     /// Idle workers, not reserved by any team.
-    pool: Mutex<Vec<&'static ThreadDesc>>,
+    pool: ForkLock<Vec<&'static ThreadDesc>>,
     /// Descriptors of workers whose threads ended, for the next workers started.
-    retired: Mutex<Vec<&'static ThreadDesc>>,
+    retired: ForkLock<Vec<&'static ThreadDesc>>,
     /// Workers reserved by teams plus live initial threads (for the oversubscription hint).
     busy: AtomicU32,
 }
@@ -59,7 +58,7 @@ pub fn set_warnings(on: bool) {
 pub fn warn(line: &str) {
     // Relaxed: see `set_warnings`.
     if WARNINGS.load(Ordering::Relaxed) {
-        eprintln!("{line}");
+        crate::stderr_line(format_args!("{line}"));
     }
 }
 
@@ -69,9 +68,36 @@ static LIBRARY: AtomicU32 = AtomicU32::new(3);
 /// Worker stack size set by `kmp_set_stacksize` (0: the environment's).
 static STACKSIZE: AtomicUsize = AtomicUsize::new(0);
 
-/// `pthread_atfork` child handler: see [`Runtime::forget_workers_after_fork`].
+/// `pthread_atfork` prepare handler: holds the worker lists across the fork, so that the
+/// child gets them whole (not half-updated by a thread that does not exist there).
+extern "C" fn before_fork() {
+    if let Some(rt) = RUNTIME.get() {
+        rt.pool.hold_for_fork();
+        rt.retired.hold_for_fork();
+    }
+}
+
+/// `pthread_atfork` parent handler: lets the lists go.
+extern "C" fn after_fork_in_parent() {
+    if let Some(rt) = RUNTIME.get() {
+        // SAFETY: `before_fork` took both on this thread, and the runtime was there already
+        // (it never goes away).
+        unsafe {
+            rt.retired.release_held();
+            rt.pool.release_held();
+        }
+    }
+}
+
+/// `pthread_atfork` child handler: lets the lists go, then see
+/// [`Runtime::forget_workers_after_fork`].
 extern "C" fn after_fork_in_child() {
     if let Some(rt) = RUNTIME.get() {
+        // SAFETY: as in `after_fork_in_parent`: this is the thread that forked.
+        unsafe {
+            rt.retired.release_held();
+            rt.pool.release_held();
+        }
         rt.forget_workers_after_fork();
     }
 }
@@ -106,7 +132,7 @@ impl Runtime {
             // Recorded from here (the recorder starts with the settings that ask for it).
             oxiomp_instrument::init_enter();
             if settings.globals.display_env != crate::icv::DisplayEnv::False {
-                eprint!("{}", env::display(&settings));
+                crate::stderr_line(format_args!("{}", env::display(&settings).trim_end()));
             }
             let bt = settings
                 .globals
@@ -115,7 +141,9 @@ impl Runtime {
             WaitPolicy::set_block_time(bt);
             crate::affinity_format::set_display(settings.globals.display_affinity);
             // SAFETY: registers a plain function pointer; it runs in the child of every fork.
-            unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+            unsafe {
+                libc::pthread_atfork(Some(before_fork), Some(after_fork_in_parent), Some(after_fork_in_child))
+            };
             let table: Box<[AtomicPtr<ThreadDesc>]> =
                 (0..MAX_THREADS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
             oxiomp_instrument::init_exit();
@@ -126,8 +154,8 @@ impl Runtime {
                 threads: table.as_ptr(),
                 table,
                 settings,
-                pool: Mutex::new(Vec::new()),
-                retired: Mutex::new(Vec::new()),
+                pool: ForkLock::new(Vec::new()),
+                retired: ForkLock::new(Vec::new()),
                 busy: AtomicU32::new(0),
             }
         })
@@ -205,7 +233,9 @@ impl Runtime {
         // published with Release below and read with Acquire.
         let gtid = self.thread_count.fetch_add(1, Ordering::Relaxed);
         if gtid as usize >= MAX_THREADS {
-            eprintln!("oxiomp: error: more than {MAX_THREADS} threads created; cannot continue");
+            crate::stderr_line(format_args!(
+                "oxiomp: error: more than {MAX_THREADS} threads created; cannot continue"
+            ));
             std::process::abort();
         }
         self.table[gtid as usize].store(desc as *const ThreadDesc as *mut ThreadDesc, Ordering::Release);
@@ -285,13 +315,6 @@ impl Runtime {
     /// leaves the child inside a team whose other members do not exist; as with libomp, only
     /// a fork outside parallel regions gives a child that can use OpenMP.
     fn forget_workers_after_fork(&self) {
-        for m in [&self.pool, &self.retired] {
-            if m.is_locked() {
-                // SAFETY: the thread that held the lock does not exist in the child; nobody
-                // else can release it or be inside the critical section.
-                unsafe { m.force_unlock() };
-            }
-        }
         let mut gone = std::mem::take(&mut *self.pool.lock());
         let me = Thread::peek();
         if let Some(th) = me
@@ -306,6 +329,7 @@ impl Runtime {
             w.forget_hot_teams(&mut gone);
             i += 1;
         }
+        // (Allocating here is fine with glibc and musl: their malloc is fork-safe.)
         self.retired.lock().extend(gone);
         // Relaxed: the only thread; the count feeds the oversubscription hint.
         self.busy.store(u32::from(me.is_some()), Ordering::Relaxed);

@@ -522,7 +522,7 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
         .stack_size(rt.worker_stacksize())
         .spawn(move || worker_main(desc, base));
     if let Err(e) = spawned {
-        eprintln!("oxiomp: error: cannot start worker thread {gtid}: {e}");
+        crate::stderr_line(format_args!("oxiomp: error: cannot start worker thread {gtid}: {e}"));
         std::process::abort();
     }
     desc

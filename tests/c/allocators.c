@@ -9,7 +9,7 @@
 //    omp_set_default_allocator changes for the calling task only (each thread
 //    of a region its own; the region's end restores the outer one)
 //  * an `allocate` clause takes a private variable's memory from its allocator
-//  * an allocator destroyed with live blocks: the blocks stay usable and free
+//  * `uses_allocators` on a target region (run on the host) makes the allocator
 // (allocators_ours.c: what libomp does differently)
 // oxiomp-test: threads=1,2,4,16
 #include <omp.h>
@@ -144,16 +144,19 @@ static void allocate_clause(void) {
   omp_destroy_allocator(a);
 }
 
-static void destroyed_with_live_blocks(void) {
-  omp_alloctrait_t t[] = {{omp_atk_pool_size, 100000}};
-  omp_allocator_handle_t a = make(1, t);
-  int *p = omp_alloc(1000 * sizeof(int), a);
-  omp_destroy_allocator(a);
-  for (int i = 0; p && i < 1000; i++) p[i] = i;
-  long s = 0;
-  for (int i = 0; p && i < 1000; i++) s += p[i];
-  CHECK_EQ("a block outlives its destroyed allocator", s, 999L * 1000 / 2);
-  omp_free(p, omp_null_allocator);
+// `uses_allocators` on a (host) target region: clang calls __kmpc_init_allocator
+// and __kmpc_destroy_allocator around it.
+static void uses_allocators(void) {
+  omp_alloctrait_t traits[] = {{omp_atk_alignment, 128}};
+  omp_allocator_handle_t my;
+  int ok = 0;
+#pragma omp target uses_allocators(my(traits)) map(from : ok)
+  {
+    double *p = omp_alloc(64, my);
+    ok = p && ALIGNED(p, 128);
+    omp_free(p, my);
+  }
+  CHECK("uses_allocators: an allocator with the traits", ok);
 }
 
 int main(void) {
@@ -161,6 +164,6 @@ int main(void) {
   pools();
   default_allocator();
   allocate_clause();
-  destroyed_with_live_blocks();
+  uses_allocators();
   return failures != 0;
 }

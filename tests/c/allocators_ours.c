@@ -1,8 +1,11 @@
 // allocators_ours.c - allocator behaviour where Debian's libomp 19 differs:
 //  * unsupported traits give omp_null_allocator and a message naming the call
 //    (libomp stops the program with an assertion)
-//  * pinned=true locks the block in memory: VmLck grows by the block, and
-//    shrinks after the free (libomp ignores the trait on the host)
+//  * pinned=true locks the block in memory: VmLck grows by the blocks, freeing
+//    each small block unlocks one page (pinned blocks share no page), and the
+//    frees unlock everything (libomp ignores the trait on the host)
+//  * an allocator destroyed with live blocks: the blocks stay usable and free
+//    (libomp frees the allocator at once and its free then touches it)
 //  * def-allocator-var is a task's ICV: a task inherits its creator's, on
 //    whichever thread it runs (libomp keeps it per thread: a task run by
 //    another thread sees that thread's)
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -43,22 +47,32 @@ static void unsupported(void) {
 
 static void pinned(void) {
   struct rlimit rl;
-  if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur < (1 << 20) ||
+  if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur < (64 << 10) ||
       vmlck_kb() < 0) {
-    printf("pinned: skipped (RLIMIT_MEMLOCK below 1 MiB or no VmLck)\n");
+    printf("pinned: skipped (RLIMIT_MEMLOCK below 64 KiB or no VmLck)\n");
     return;
   }
+  long page_kb = sysconf(_SC_PAGESIZE) / 1024;
   omp_alloctrait_t t[] = {{omp_atk_pinned, omp_atv_true}};
   omp_allocator_handle_t a = make(1, t);
   long before = vmlck_kb();
-  char *p = omp_alloc(256 * 1024, a);
-  CHECK("pinned block", p != NULL);
+  // Below malloc's mmap threshold: the heap's pages, which small blocks would
+  // share if they were not given pages of their own.
+  char *big = omp_alloc(16 * 1024, a), *small[8];
+  for (int i = 0; i < 8; i++) small[i] = omp_alloc(100, a);
+  CHECK("pinned blocks", big && small[0] && small[7]);
   long during = vmlck_kb();
-  if (p) memset(p, 1, 256 * 1024);
-  omp_free(p, a);
-  long after = vmlck_kb();
-  CHECK("pinned: VmLck grows by the block", during - before >= 256);
-  CHECK("pinned: and shrinks after the free", during - after >= 256);
+  CHECK("pinned: VmLck grows by the blocks", during - before >= 16 + 8 * page_kb);
+  int one_page_each = 1;
+  for (int i = 0; i < 8; i++) {
+    long was = vmlck_kb();
+    if (small[i]) memset(small[i], 1, 100);
+    omp_free(small[i], a);
+    one_page_each &= was - vmlck_kb() == page_kb;
+  }
+  CHECK("freeing each small block unlocks its own page, and only it", one_page_each);
+  omp_free(big, a);
+  CHECK_EQ("all unlocked after the frees", vmlck_kb(), before);
   omp_destroy_allocator(a);
 }
 
@@ -97,10 +111,23 @@ static void task_inherits(void) {
   omp_destroy_allocator(a);
 }
 
+static void destroyed_with_live_blocks(void) {
+  omp_alloctrait_t t[] = {{omp_atk_pool_size, 100000}};
+  omp_allocator_handle_t a = make(1, t);
+  int *p = omp_alloc(1000 * sizeof(int), a);
+  omp_destroy_allocator(a);
+  for (int i = 0; p && i < 1000; i++) p[i] = i;
+  long s = 0;
+  for (int i = 0; p && i < 1000; i++) s += p[i];
+  CHECK_EQ("a block outlives its destroyed allocator", s, 999L * 1000 / 2);
+  omp_free(p, omp_null_allocator);
+}
+
 int main(void) {
   task_inherits();
   unsupported();
   pinned();
   from_environment();
+  destroyed_with_live_blocks();
   return failures != 0;
 }

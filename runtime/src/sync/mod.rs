@@ -2,6 +2,8 @@
 //! that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked types for the concurrency cores.
 
 pub(crate) mod atomic;
+#[cfg(not(loom))]
+pub(crate) mod fork_lock;
 pub(crate) mod futex;
 pub(crate) mod wait;
 
