@@ -250,7 +250,7 @@ pub unsafe extern "C" fn kmp_get_affinity_mask_proc(cpu: c_int, m: *mut MaskHand
 pub unsafe extern "C" fn kmp_set_affinity(m: *mut MaskHandle) -> c_int {
     // SAFETY: per the contract.
     let Some(k) = (unsafe { mask("kmp_set_affinity", m) }) else { return -1 };
-    k.apply().map_or_else(|e| e.raw_os_error().unwrap_or(-1), |()| 0)
+    k.apply(Thread::current()).map_or_else(|e| e.raw_os_error().unwrap_or(-1), |()| 0)
 }
 
 /// Reads the calling thread's binding into the mask: 0, or the OS error number.

@@ -74,10 +74,16 @@ pub fn display(format: &str) {
     print_line(capture(format));
 }
 
-fn print_line(mut line: String) {
-    use std::io::Write;
-    line.push('\n');
-    let _ = std::io::stdout().lock().write_all(line.as_bytes());
+/// Writes `line` and a newline through C's `stdout`, the program's own stream: in order with
+/// its `printf` output (Rust's stdout has a buffer of its own).
+fn print_line(line: String) {
+    unsafe extern "C" {
+        static mut stdout: *mut libc::FILE;
+    }
+    let Ok(c) = std::ffi::CString::new(line + "\n") else { return };
+    // SAFETY: `stdout` is the C library's stream (initialised before any code of the program
+    // runs); fputs takes a NUL-terminated string and locks the stream itself.
+    unsafe { libc::fputs(c.as_ptr(), stdout) };
 }
 
 /// `OMP_DISPLAY_AFFINITY`: called by each member of a team as its implicit task starts; prints
@@ -163,6 +169,9 @@ fn expand(format: &str, value: &dyn Fn(&str) -> String) -> String {
     out + rest
 }
 
+/// The widest field.
+const MAX_WIDTH: usize = 256;
+
 /// The name (and value) of an unknown field type.
 const UNDEFINED: &str = "undefined";
 
@@ -201,7 +210,9 @@ fn parse_field(s: &str) -> Option<(Field, usize)> {
         i += 1;
     }
     let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-    let width = if digits > 0 { s[i..i + digits].parse().ok()? } else { 0 };
+    // Widths are capped (a huge one would make every line that long).
+    let width =
+        if digits > 0 { s[i..i + digits].parse::<usize>().unwrap_or(MAX_WIDTH).min(MAX_WIDTH) } else { 0 };
     i += digits;
     let name = if b.get(i) == Some(&b'{') {
         let close = s[i..].find('}')?;
@@ -237,6 +248,7 @@ mod tests {
         assert_eq!(x("[%5n][%.5n][%0.5n][%05n]"), "[3    ][    3][00003][3    ]");
         assert_eq!(x("%{thread_num}/%{thread_affinity}"), "3/0-1");
         assert_eq!(x("%0.4a"), "-001");
+        assert_eq!(x("%4000000000n").len(), MAX_WIDTH, "widths are capped");
         assert_eq!(x("100%% %q %{nope} %{open %"), "100% undefined undefined %{open %");
         assert_eq!(x("%L %N %t %T"), "NESTING_LEVEL NUM_THREADS TEAM_NUM NUM_TEAMS");
     }

@@ -42,14 +42,15 @@ impl Source for ProcessEnv {
     }
 }
 
-/// `kmp_set_defaults`: `NAME=VALUE` settings (several separated by blanks) read as if they
-/// were in the environment; only before the runtime starts (it reads the environment once).
+/// `kmp_set_defaults`: `NAME=VALUE` settings (several separated by `|`, as libomp takes them,
+/// or by blanks) read as if they were in the environment; only before the runtime starts (it
+/// reads the environment once).
 pub fn set_defaults(text: &str) -> Result<(), String> {
     if crate::Runtime::started() {
         return Err("called after the runtime started (it reads its settings once); ignored".into());
     }
     let mut pairs = Vec::new();
-    for item in text.split_whitespace() {
+    for item in text.split(|c: char| c == '|' || c.is_whitespace()).filter(|i| !i.is_empty()) {
         let (k, v) = item.split_once('=').ok_or(format!("{item:?} is not NAME=VALUE; ignored"))?;
         pairs.push((k.to_string(), v.to_string()));
     }

@@ -65,10 +65,11 @@ impl AffinityMask {
         usize::try_from(cpu).ok().filter(|&c| c < libc::CPU_SETSIZE as usize).ok_or(MaskError::OutOfRange)
     }
 
-    /// Adds `cpu`, which must be one the process may run on.
+    /// Adds `cpu`, which must be one the process may run on (its CPU set at start-up, not the
+    /// calling thread's binding now).
     pub fn set(&mut self, cpu: i32) -> Result<(), MaskError> {
         let c = Self::index(cpu)?;
-        if !process_mask().contains(&(c as u32)) {
+        if !crate::Runtime::get().settings().mask.contains(&(c as u32)) {
             return Err(MaskError::NotAvailable);
         }
         // SAFETY: c < CPU_SETSIZE.
@@ -89,11 +90,16 @@ impl AffinityMask {
         Ok(unsafe { libc::CPU_ISSET(c, &self.0) })
     }
 
-    /// Binds the calling thread to the mask; the OS error if it refuses (an empty mask).
-    pub fn apply(&self) -> Result<(), std::io::Error> {
+    /// Binds the calling thread to the mask; the OS error if it refuses (an empty mask). The
+    /// thread is then bound to no place: its next region binds it again.
+    pub fn apply(&self, th: crate::Thread) -> Result<(), std::io::Error> {
         // SAFETY: a valid cpu_set_t of the size we pass; 0 is the calling thread.
         let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) };
-        if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        th.forget_place();
+        Ok(())
     }
 
     /// Replaces the mask with the calling thread's binding.

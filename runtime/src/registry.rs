@@ -30,7 +30,7 @@ pub struct Runtime {
     pub threads: *const AtomicPtr<ThreadDesc>,
     table: Box<[AtomicPtr<ThreadDesc>]>,
     settings: Settings,
-    /// Idle workers, not reserved by any team.
+    /// Idle workers, not reserved by any team (behind a fork-safe lock, as is `retired`).
     pool: ForkLock<Vec<&'static ThreadDesc>>,
     /// Descriptors of workers whose threads ended, for the next workers started.
     retired: ForkLock<Vec<&'static ThreadDesc>>,
@@ -39,7 +39,7 @@ pub struct Runtime {
 }
 
 // SAFETY: the raw pointer fields point into `table`, which is owned by the Runtime and never
-// moves or frees; all mutable state is atomic or behind the mutex.
+// moves or frees; all mutable state is atomic or behind the fork-safe locks.
 unsafe impl Sync for Runtime {}
 // SAFETY: as above.
 unsafe impl Send for Runtime {}
@@ -114,6 +114,20 @@ impl Runtime {
 
     #[cold]
     fn init() -> &'static Runtime {
+        let rt = Self::init_settings();
+        // After RUNTIME is set: a fork handler that finds no runtime has taken no lock, and
+        // one that finds it took both (the runtime never goes away).
+        static FORK_HANDLERS: std::sync::Once = std::sync::Once::new();
+        FORK_HANDLERS.call_once(|| {
+            // SAFETY: registers plain function pointers, run around every fork.
+            unsafe {
+                libc::pthread_atfork(Some(before_fork), Some(after_fork_in_parent), Some(after_fork_in_child))
+            };
+        });
+        rt
+    }
+
+    fn init_settings() -> &'static Runtime {
         RUNTIME.get_or_init(|| {
             let settings = env::read(&env::ProcessEnv);
             if !settings.globals.warnings {
@@ -140,10 +154,6 @@ impl Runtime {
                 .map_or(Duration::from_secs(u64::MAX / 4), Duration::from_millis);
             WaitPolicy::set_block_time(bt);
             crate::affinity_format::set_display(settings.globals.display_affinity);
-            // SAFETY: registers a plain function pointer; it runs in the child of every fork.
-            unsafe {
-                libc::pthread_atfork(Some(before_fork), Some(after_fork_in_parent), Some(after_fork_in_child))
-            };
             let table: Box<[AtomicPtr<ThreadDesc>]> =
                 (0..MAX_THREADS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
             oxiomp_instrument::init_exit();
@@ -188,23 +198,29 @@ impl Runtime {
         LIBRARY.load(Ordering::Relaxed)
     }
 
-    /// `kmp_set_library(mode)` for the calling thread: serial (1) makes its regions one thread
-    /// (nthreads-var 1), turnaround (2) and throughput (3) give them the default size back;
-    /// turnaround waits without ever sleeping (infinite block time), throughput sleeps after
-    /// the block time of the settings. Threads still yield while they wait.
+    /// `kmp_set_library(mode)` for the calling thread, outside parallel regions: serial (1)
+    /// makes its regions one thread (nthreads-var 1), turnaround (2) and throughput (3) give
+    /// them the default size back; turnaround waits without ever sleeping (infinite block
+    /// time), throughput turns an infinite block time back into the settings' (another one,
+    /// from `kmp_set_blocktime`, stays). Threads still yield while they wait.
     pub fn set_library(&self, th: Thread, mode: u32) -> Result<(), &'static str> {
         if !(1..=3).contains(&mode) {
             return Err("the mode must be 1 (serial), 2 (turnaround) or 3 (throughput); ignored");
+        }
+        if th.team().level != 0 {
+            return Err("called inside a parallel region; ignored");
         }
         // Relaxed: a setting.
         LIBRARY.store(mode, Ordering::Relaxed);
         let n = if mode == 1 { 1 } else { self.settings.icvs.nthreads };
         th.change_icvs(|i| i.nthreads = n);
-        let bt = match (mode, self.settings.globals.blocktime_ms) {
-            (2, _) | (_, None) => Duration::from_secs(u64::MAX / 4),
-            (_, Some(ms)) => Duration::from_millis(ms),
-        };
-        WaitPolicy::set_block_time(bt);
+        let infinite = Duration::from_secs(u64::MAX / 4);
+        if mode == 2 {
+            WaitPolicy::set_block_time(infinite);
+        } else if mode == 3 && WaitPolicy::block_time() >= infinite {
+            let ms = self.settings.globals.blocktime_ms.unwrap_or(200);
+            WaitPolicy::set_block_time(Duration::from_millis(ms));
+        }
         Ok(())
     }
 
@@ -289,8 +305,12 @@ impl Runtime {
     /// calling thread keeps for its next regions); the next regions start threads again.
     /// Workers other initial threads keep are theirs. Called outside parallel regions.
     pub fn pause(&'static self, th: Thread) -> Result<(), &'static str> {
-        if th.team().level != 0 {
-            return Err("called inside a parallel region; nothing paused");
+        // Only from an initial thread's own (root) team: not inside a parallel, serialized or
+        // teams region (a league's teams are at level 0 too, but each is a contention group
+        // of its own; a root team's group is its initial thread's).
+        let team = th.team();
+        if team.level != 0 || !std::ptr::eq(team.cg, &th.desc().cg_threads) {
+            return Err("called inside a parallel or teams region; nothing paused");
         }
         for team in th.ctx().hot.drain(..).flatten() {
             self.release_workers(team.workers());
@@ -327,6 +347,7 @@ impl Runtime {
         while i < gone.len() {
             let w = gone[i];
             w.forget_hot_teams(&mut gone);
+            w.forget_thread_after_fork();
             i += 1;
         }
         // (Allocating here is fine with glibc and musl: their malloc is fork-safe.)

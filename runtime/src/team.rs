@@ -71,7 +71,7 @@ pub struct Team {
     policy: ProcBind,
     master_place: Option<u32>,
     /// The contention group's thread count, and what this team reserved of it.
-    cg: *const AtomicU32,
+    pub(crate) cg: *const AtomicU32,
     cg_reserved: u32,
     /// The contention group counter of a team that starts one (league members).
     cg_own: AtomicU32,
@@ -305,12 +305,7 @@ impl Team {
                 ctx.bind(p.place);
             }
         }
-        if crate::affinity_format::displaying() {
-            // Taken out of the context: the line's fields read the context too.
-            let mut last = th.ctx().last_affinity.take();
-            crate::affinity_format::display_if_changed(&mut last);
-            th.ctx().last_affinity = last;
-        }
+        display_affinity(th);
         oxiomp_instrument::user_microtask_enter();
         // SAFETY: the job's data stays valid until the join, which waits for this call to
         // return on every member; `run` was paired with that data by whoever built the job.
@@ -458,6 +453,9 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
     }
     let ctx = th.ctx();
     ctx.restore(saved);
+    if ctx.hot.len() <= level {
+        ctx.hot.resize_with(level + 1, || None);
+    }
     if let Some(old) = ctx.hot[level].replace(team) {
         // A nested construct at the same level (a league's inner teams) left its own team here.
         rt.release_workers(old.workers());
@@ -509,6 +507,18 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     ctx.task = tp_task;
     ctx.tsc = std::ptr::null();
     ctx.begin_implicit_task();
+    display_affinity(th);
+}
+
+/// `OMP_DISPLAY_AFFINITY`: the thread's line as its implicit task in a region starts.
+#[inline]
+fn display_affinity(th: Thread) {
+    if crate::affinity_format::displaying() {
+        // Taken out of the context: the line's fields read the context too.
+        let mut last = th.ctx().last_affinity.take();
+        crate::affinity_format::display_if_changed(&mut last);
+        th.ctx().last_affinity = last;
+    }
 }
 
 /// Ends the innermost serialized region. Returns false (and changes nothing) if there is none.

@@ -8,7 +8,7 @@ use crossbeam_utils::CachePadded;
 use crate::current;
 use crate::icv::{Icvs, ProcBind};
 use crate::registry::Runtime;
-use crate::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 use crate::sync::wait::EpochFlag;
 use crate::team::Team;
 
@@ -27,10 +27,11 @@ pub enum ThreadState {
 /// program created that called into the runtime) or a pool worker.
 #[repr(C)]
 pub struct ThreadDesc {
-    /// Global thread number: stable for the thread's life, never reused.
+    /// Global thread number: stable for the thread's life; a worker's descriptor (and so its
+    /// number) serves a new thread after its thread ended (`omp_pause_resource`, fork).
     pub gtid: i32,
-    /// The OS thread id (`gettid`).
-    pub os_tid: i32,
+    /// The OS thread id (`gettid`) of the thread on the descriptor (0 between threads).
+    pub os_tid: AtomicI32,
     /// 1 for an initial thread, 0 for a worker.
     pub is_initial: u32,
     /// A [`ThreadState`] value.
@@ -52,6 +53,8 @@ pub struct ThreadDesc {
     helping: AtomicBool,
     /// Free task blocks of tasks this thread created.
     task_cache: crate::task::BlockCache,
+    /// A worker's OS thread, joined when it retires (before its descriptor serves another).
+    thread: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 // SAFETY: the UnsafeCells follow a single-writer discipline: `ctx` is only accessed by the
@@ -377,6 +380,11 @@ impl Thread {
         f(&mut ctx.icvs)
     }
 
+    /// The thread was bound elsewhere (`kmp_set_affinity`): it is at no place now.
+    pub fn forget_place(&self) {
+        self.ctx().place = None;
+    }
+
     /// Whether the thread is inside a sections construct started with `__kmpc_next_section`.
     pub fn sections_open(&self) -> bool {
         self.ctx().sections_open
@@ -397,7 +405,7 @@ impl ThreadDesc {
         Box::leak(Box::new(ThreadDesc {
             gtid: -1,
             // SAFETY: gettid has no preconditions.
-            os_tid: if is_initial == 1 { unsafe { libc::gettid() } } else { 0 },
+            os_tid: AtomicI32::new(if is_initial == 1 { unsafe { libc::gettid() } } else { 0 }),
             is_initial,
             state: AtomicU32::new(ThreadState::Work as u32),
             go: CachePadded::new(EpochFlag::new(0)),
@@ -434,6 +442,7 @@ impl ThreadDesc {
             help_team: AtomicPtr::new(std::ptr::null_mut()),
             helping: AtomicBool::new(false),
             task_cache: crate::task::BlockCache::new(),
+            thread: parking_lot::Mutex::new(None),
         }))
     }
 
@@ -496,6 +505,14 @@ impl ThreadDesc {
         }
     }
 
+    /// In the child of a fork: forgets the handle of the worker's thread, which the child does
+    /// not have (joining or detaching it would act on a thread that is not there).
+    pub(crate) fn forget_thread_after_fork(&self) {
+        if let Some(mut h) = self.thread.try_lock() {
+            std::mem::forget(h.take());
+        }
+    }
+
     /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
     pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool) {
         self.joined.wait_reach_helping(e, help);
@@ -521,26 +538,42 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
         .name(format!("oxiomp-{gtid}"))
         .stack_size(rt.worker_stacksize())
         .spawn(move || worker_main(desc, base));
-    if let Err(e) = spawned {
-        crate::stderr_line(format_args!("oxiomp: error: cannot start worker thread {gtid}: {e}"));
-        std::process::abort();
+    match spawned {
+        Ok(h) => *desc.thread.lock() = Some(h),
+        Err(e) => {
+            crate::stderr_line(format_args!("oxiomp: error: cannot start worker thread {gtid}: {e}"));
+            std::process::abort();
+        }
     }
     desc
 }
 
 /// Asks idle worker `w` (reserved by the caller: in no team, out of the pool) to end its
-/// thread, and waits until it no longer uses its descriptor, which can then serve a new thread.
+/// thread, and waits until the thread has ended (its thread-local destructors too, which may
+/// still call into the runtime through the descriptor), so that the descriptor can serve a
+/// new thread.
 pub(crate) fn retire_worker(w: &'static ThreadDesc) {
     let e = w.assign(std::ptr::null(), 0);
     w.wait_joined(e, &mut || false);
+    if let Some(h) = w.thread.lock().take() {
+        let _ = h.join();
+    }
 }
 
 fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
     current::set(desc);
-    // SAFETY: writing our own os_tid before anyone reads it for display (racy reads by a
-    // debugger are tolerated).
-    unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).os_tid = libc::gettid() };
-    desc.ctx().rng ^= desc.gtid as u32;
+    // Relaxed: for display by debuggers and tools only.
+    // SAFETY: gettid has no preconditions.
+    desc.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    {
+        // What belongs to an OS thread, not to the descriptor: a reused descriptor's previous
+        // thread left its own binding and affinity line (this thread inherited its creator's
+        // CPU set, which `bind` must replace).
+        let ctx = desc.ctx();
+        ctx.place = None;
+        ctx.last_affinity = None;
+        ctx.rng = (ctx.rng ^ desc.gtid as u32).max(1);
+    }
     oxiomp_instrument::worker_loop_enter();
     let me = Thread { desc, _not_send: std::marker::PhantomData };
     let mut epoch = base_epoch;
@@ -565,6 +598,9 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
                 rt.release_workers(team.workers());
             }
             oxiomp_instrument::worker_loop_exit();
+            desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
+            // Relaxed: for display only.
+            desc.os_tid.store(0, Ordering::Relaxed);
             desc.joined.set(epoch);
             return;
         }
