@@ -12,7 +12,7 @@
 
 int main(void) {
   kmp_set_defaults("OMP_NUM_THREADS=3");
-  kmp_set_defaults("OMP_SCHEDULE=dynamic,5");
+  kmp_set_defaults("OMP_SCHEDULE=dynamic,5|KMP_WARNINGS=true|"); // libomp's separator
   CHECK_EQ("nthreads-var from kmp_set_defaults", omp_get_max_threads(), 3);
   omp_sched_t kind;
   int chunk;
