@@ -273,6 +273,7 @@ c_tests! {
     pthreads,
     queries,
     reduction,
+    sched_extensions,
     sections,
     shared_vars,
     single_master,

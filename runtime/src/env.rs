@@ -129,7 +129,9 @@ pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
         "dynamic" => ScheduleKind::Dynamic,
         "guided" => ScheduleKind::Guided,
         "auto" => ScheduleKind::Auto,
-        _ => return Err("expected static, dynamic, guided or auto".into()),
+        "trapezoidal" => ScheduleKind::Trapezoidal,
+        "static_steal" => ScheduleKind::StaticSteal,
+        _ => return Err("expected static, dynamic, guided or auto (or trapezoidal, static_steal)".into()),
     };
     let chunk = match chunk {
         Some(c) => parse_uint(&c, 1, i32::MAX as u64).map_err(|_| "bad chunk size".to_string())? as i32,
@@ -440,6 +442,9 @@ mod tests {
         assert_eq!((d.kind, d.chunk, d.monotonic), (ScheduleKind::Dynamic, 7, false));
         let m = parse_schedule("monotonic:guided").unwrap();
         assert_eq!((m.kind, m.chunk, m.monotonic), (ScheduleKind::Guided, 0, true));
+        let t = parse_schedule("trapezoidal,3").unwrap();
+        assert_eq!((t.kind, t.chunk), (ScheduleKind::Trapezoidal, 3));
+        assert_eq!(parse_schedule("STATIC_STEAL").unwrap().kind, ScheduleKind::StaticSteal);
         assert!(parse_schedule("static,0").is_err());
         assert!(parse_schedule("weird:static").is_err());
         assert_eq!(parse_size("2M").unwrap(), 2 << 20);

@@ -1,7 +1,7 @@
 //! Internal control variables (OpenMP 5.2 §2): the per-task data-environment ICVs that travel
 //! with every implicit task, and the device-wide ones set once from the environment.
 
-/// A loop schedule kind (`omp_sched_t` values).
+/// A loop schedule kind (`omp_sched_t` values, and libomp's two extensions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
 pub enum ScheduleKind {
@@ -9,6 +9,10 @@ pub enum ScheduleKind {
     Dynamic = 2,
     Guided = 3,
     Auto = 4,
+    /// Chunks that shrink linearly from about n/(2p) iterations to the chunk size.
+    Trapezoidal = 101,
+    /// Per-thread blocks of chunks, stolen from when a thread runs out.
+    StaticSteal = 102,
 }
 
 impl ScheduleKind {
@@ -18,6 +22,8 @@ impl ScheduleKind {
             2 => ScheduleKind::Dynamic,
             3 => ScheduleKind::Guided,
             4 => ScheduleKind::Auto,
+            101 => ScheduleKind::Trapezoidal,
+            102 => ScheduleKind::StaticSteal,
             _ => return None,
         })
     }
@@ -28,6 +34,8 @@ impl ScheduleKind {
             ScheduleKind::Dynamic => "dynamic",
             ScheduleKind::Guided => "guided",
             ScheduleKind::Auto => "auto",
+            ScheduleKind::Trapezoidal => "trapezoidal",
+            ScheduleKind::StaticSteal => "static_steal",
         }
     }
 }

@@ -74,6 +74,10 @@ pub enum Kind {
     Guided,
     /// Nonmonotonic guided: per-thread blocks of chunks, halves taken, stealing.
     GuidedSteal,
+    /// Trapezoid self-scheduling (Tzen and Ni): chunk `i` is `first - i * step` iterations, no
+    /// less than the chunk size; one `fetch_add` on the chunk number per chunk, and the
+    /// bounds by formula ([`trapezoid`]).
+    Trapezoidal,
 }
 
 /// The loop a slot serves (written by the initialising thread before `ready`).
@@ -314,6 +318,12 @@ impl Ring {
             }
             Kind::GuidedSteal => Self::own_or_stolen_chunks(slot, tid, p.nth)
                 .map(|(c, e)| (c * p.chunk, e.saturating_mul(p.chunk).min(p.tc))),
+            Kind::Trapezoidal => {
+                // Relaxed: as for dynamic (here the counter numbers chunks).
+                let i = slot.next.fetch_add(1, Ordering::Relaxed);
+                let first = trapezoid(p.tc, p.nth, p.chunk, i);
+                (first < p.tc).then(|| (first, trapezoid(p.tc, p.nth, p.chunk, i + 1).min(p.tc)))
+            }
             Kind::Guided => {
                 let mut first = slot.next.load(Ordering::Relaxed);
                 loop {
@@ -484,6 +494,23 @@ impl Ring {
     }
 }
 
+/// Trapezoid self-scheduling of `tc` iterations over `nth` threads with smallest chunk `min`:
+/// the first iteration of chunk `i`. Chunk sizes fall linearly by `step` from `first`
+/// (tc / 2nth, at least `min`) towards `min` over about 2 tc / (first + min) chunks, then stay
+/// at `min`.
+pub(crate) fn trapezoid(tc: u64, nth: u32, min: u64, i: u64) -> u64 {
+    let min = min.max(1) as u128;
+    let (tc, i) = (tc as u128, i as u128);
+    let first = (tc / (2 * nth.max(1) as u128)).max(min);
+    let chunks = (2 * tc).div_ceil(first + min).max(1);
+    let step = if chunks > 1 { (first - min) / (chunks - 1) } else { 0 };
+    // Chunks before `shrinking` are larger than `min`.
+    let shrinking = if step == 0 { 0 } else { (first - min).div_ceil(step) };
+    let k = i.min(shrinking);
+    let start = k * first - step * k * k.saturating_sub(1) / 2 + (i - k) * min;
+    start.min(u64::MAX as u128) as u64
+}
+
 /// The `nonmonotonic` schedule modifier bit.
 const NONMONOTONIC: i32 = 1 << 30;
 
@@ -498,9 +525,12 @@ pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Opt
         35 if sched & NONMONOTONIC != 0 && strip_modifiers(sched) == 35 => (Kind::Steal, None),
         36 if sched & NONMONOTONIC != 0 && strip_modifiers(sched) == 36 => (Kind::GuidedSteal, None),
         33 => (Kind::Static, None),
-        34 | 40 | 41 | 44 | 45 => (Kind::Static, Some(0)),
+        34 | 40 | 41 | 45 => (Kind::Static, Some(0)),
+        // libomp's static_steal: blocks of chunks per thread, with stealing.
+        44 => (Kind::Steal, None),
         35 => (Kind::Dynamic, None),
-        36 | 42 | 43 | 39 | 46 => (Kind::Guided, None),
+        36 | 42 | 43 | 46 => (Kind::Guided, None),
+        39 => (Kind::Trapezoidal, None),
         37 | 47 => {
             let chunk = if run_sched.chunk > 0 { Some(run_sched.chunk as i64) } else { None };
             match run_sched.kind {
@@ -508,6 +538,8 @@ pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Opt
                 ScheduleKind::Dynamic => (Kind::Dynamic, chunk.or(Some(1))),
                 ScheduleKind::Guided => (Kind::Guided, chunk.or(Some(1))),
                 ScheduleKind::Auto => (Kind::Guided, Some(1)),
+                ScheduleKind::Trapezoidal => (Kind::Trapezoidal, chunk.or(Some(1))),
+                ScheduleKind::StaticSteal => (Kind::Steal, chunk.or(Some(1))),
             }
         }
         38 => (Kind::Guided, Some(1)),
@@ -569,7 +601,9 @@ mod tests {
     /// still in earlier loops): every iteration of every loop runs exactly once.
     #[test]
     fn nowait_loops_in_flight() {
-        for kind in [Kind::Dynamic, Kind::Steal, Kind::Guided, Kind::GuidedSteal, Kind::Static] {
+        for kind in
+            [Kind::Dynamic, Kind::Steal, Kind::Guided, Kind::GuidedSteal, Kind::Static, Kind::Trapezoidal]
+        {
             let nth = 4u32;
             let sizes = (0..3 * RING as usize).map(|l| 50 + l * 7);
             run_loops(nth, sizes, &format!("{kind:?}"), move |tid, ring, cur, l, h| {
@@ -639,6 +673,36 @@ mod tests {
         assert_eq!(sizes, [50, 25, 12, 6, 3, 2, 1, 1]);
     }
 
+    /// Trapezoid chunks on one thread of a 1000-iteration loop over 4 threads: they start at
+    /// 1000 / 8 = 125 iterations and shrink by a fixed step to the smallest chunk, cover the
+    /// loop once in order, and only the last says so.
+    #[test]
+    fn trapezoid_chunks_shrink_linearly() {
+        for (tc, nth, min) in [(1000u64, 4u32, 1u64), (1000, 4, 10), (7, 16, 1), (1, 1, 1), (100_003, 3, 2)] {
+            let ring = Ring::new(1);
+            let mut cur = Cursor::default();
+            ring.init(&mut cur, Kind::Trapezoidal, 0, tc as i128 - 1, 1, min as i64, 0, nth);
+            let mut sizes = Vec::new();
+            let mut next = 0i64;
+            while let Some(c) = ring.next(&mut cur, 0) {
+                assert_eq!(c.lower, next, "in order, without gaps");
+                next = c.upper + 1;
+                sizes.push((c.upper - c.lower + 1) as u64);
+                assert_eq!(c.last, c.upper == tc as i64 - 1);
+            }
+            assert_eq!(next, tc as i64, "{tc} iterations covered");
+            assert_eq!(sizes[0], (tc / (2 * nth as u64)).max(min).min(tc));
+            assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "non-increasing: {sizes:?}");
+            let body = &sizes[..sizes.len() - 1];
+            assert!(body.iter().all(|&n| n >= min), "no chunk but the last below {min}");
+            // While above the smallest size, the chunks shrink by a fixed step.
+            let steps: Vec<u64> = body.windows(2).filter(|w| w[1] > min).map(|w| w[0] - w[1]).collect();
+            assert!(steps.windows(2).all(|w| w[0] == w[1]), "a fixed step: {sizes:?}");
+        }
+        assert_eq!(trapezoid(1000, 4, 1, 0), 0);
+        assert_eq!(trapezoid(1000, 4, 1, 1), 125);
+    }
+
     #[test]
     fn sched_kinds() {
         let rs = crate::icv::Schedule { kind: ScheduleKind::Dynamic, chunk: 4, monotonic: false };
@@ -651,6 +715,10 @@ mod tests {
         assert_eq!(kind_of(36, rs), Some((Kind::Guided, None)));
         assert_eq!(kind_of(66, rs), Some((Kind::Static, Some(0))));
         assert_eq!(kind_of(0x4000_0025, rs), Some((Kind::Dynamic, Some(4))));
+        assert_eq!(kind_of(39, rs), Some((Kind::Trapezoidal, None)));
+        assert_eq!(kind_of(44, rs), Some((Kind::Steal, None)));
+        let tz = crate::icv::Schedule { kind: ScheduleKind::Trapezoidal, chunk: 0, monotonic: false };
+        assert_eq!(kind_of(37, tz), Some((Kind::Trapezoidal, Some(1))));
         assert_eq!(kind_of(12, rs), None);
     }
 }
