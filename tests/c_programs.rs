@@ -255,6 +255,7 @@ c_tests! {
     kmp_defaults,
     kmp_ext,
     if_clause,
+    interop,
     lock_misuse,
     lock_sleepers,
     locks,

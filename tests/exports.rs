@@ -116,6 +116,11 @@ fn every_abi_entry_is_listed() {
         "omp_null_allocator",
         "omp_pause_soft",
         "kmp_affinity_mask_t",
+        "omp_interop_fr_t",
+        "omp_interop_none",
+        "omp_irc_empty",
+        "omp_irc_no_value",
+        "omp_irc_other",
         "omp_pause_hard",
     ];
     let unlisted: Vec<_> =

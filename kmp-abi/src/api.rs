@@ -277,3 +277,128 @@ pub unsafe extern "C" fn ompc_capture_affinity(
 pub extern "C" fn omp_control_tool(_command: c_int, _modifier: c_int, _arg: *mut std::ffi::c_void) -> c_int {
     -2
 }
+
+// Interop objects (OpenMP 5.1 `interop` construct) come from a device runtime; this one is
+// host-only, so the only object a program can hold is `omp_interop_none` (null). The property
+// routines answer for it: no implementation-defined properties, every value empty (return
+// code `omp_irc_empty`), a non-null object `omp_irc_other` (it is none of ours); names, type
+// descriptions and return-code descriptions as the specification lists them.
+
+/// Property names and value types, by property id -1 (`fr_id`) to -9 (`targetsync`).
+const INTEROP_PROPERTIES: [(&std::ffi::CStr, &std::ffi::CStr); 9] = [
+    (c"fr_id", c"omp_interop_fr_t"),
+    (c"fr_name", c"const char *"),
+    (c"vendor", c"int"),
+    (c"vendor_name", c"const char *"),
+    (c"device_num", c"int"),
+    (c"platform", c"void *"),
+    (c"device", c"void *"),
+    (c"device_context", c"void *"),
+    (c"targetsync", c"void *"),
+];
+
+/// Return-code descriptions, by code 1 (`omp_irc_no_value`) down to -6 (`omp_irc_other`).
+const INTEROP_RC: [&std::ffi::CStr; 8] = [
+    c"the property has no value",
+    c"success",
+    c"the interop object is omp_interop_none",
+    c"the property id is out of range",
+    c"the property is not an integer",
+    c"the property is not a pointer",
+    c"the property is not a string",
+    c"the interop object is not one of this runtime (a host-only runtime has none)",
+];
+
+fn interop_property(p: c_int) -> Option<(&'static std::ffi::CStr, &'static std::ffi::CStr)> {
+    usize::try_from(-(p as i64) - 1).ok().and_then(|i| INTEROP_PROPERTIES.get(i).copied())
+}
+
+/// The return code of any property read: empty for `omp_interop_none`, out of range for an
+/// unknown property, other for an object that is not ours.
+///
+/// # Safety
+/// `rc` is null or writable.
+unsafe fn interop_read(interop: *const std::ffi::c_void, p: c_int, rc: *mut c_int) {
+    let code = if interop_property(p).is_none() {
+        -2
+    } else if interop.is_null() {
+        -1
+    } else {
+        -6
+    };
+    // SAFETY: per the contract.
+    if let Some(rc) = unsafe { rc.as_mut() } {
+        *rc = code;
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_num_interop_properties(_interop: *const std::ffi::c_void) -> c_int {
+    0
+}
+
+/// # Safety
+/// `rc` is null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_interop_int(
+    interop: *const std::ffi::c_void,
+    p: c_int,
+    rc: *mut c_int,
+) -> isize {
+    // SAFETY: the same contract.
+    unsafe { interop_read(interop, p, rc) };
+    0
+}
+
+/// # Safety
+/// `rc` is null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_interop_ptr(
+    interop: *const std::ffi::c_void,
+    p: c_int,
+    rc: *mut c_int,
+) -> *mut std::ffi::c_void {
+    // SAFETY: the same contract.
+    unsafe { interop_read(interop, p, rc) };
+    std::ptr::null_mut()
+}
+
+/// # Safety
+/// `rc` is null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_get_interop_str(
+    interop: *const std::ffi::c_void,
+    p: c_int,
+    rc: *mut c_int,
+) -> *const std::ffi::c_char {
+    // SAFETY: the same contract.
+    unsafe { interop_read(interop, p, rc) };
+    std::ptr::null()
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_interop_name(
+    _interop: *const std::ffi::c_void,
+    p: c_int,
+) -> *const std::ffi::c_char {
+    interop_property(p).map_or(std::ptr::null(), |(name, _)| name.as_ptr())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_interop_type_desc(
+    _interop: *const std::ffi::c_void,
+    p: c_int,
+) -> *const std::ffi::c_char {
+    interop_property(p).map_or(std::ptr::null(), |(_, ty)| ty.as_ptr())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn omp_get_interop_rc_desc(
+    _interop: *const std::ffi::c_void,
+    rc: c_int,
+) -> *const std::ffi::c_char {
+    usize::try_from(1 - rc as i64)
+        .ok()
+        .and_then(|i| INTEROP_RC.get(i))
+        .map_or(std::ptr::null(), |d| d.as_ptr())
+}
