@@ -48,7 +48,9 @@ pub fn current(th: Thread) -> &'static Task {
     unsafe { &*th.ctx().task }
 }
 
-/// `__kmpc_omp_task_alloc`: a new child of the current task; returns its `kmp_task_t`.
+/// `__kmpc_omp_task_alloc`: a new child of the current task; returns its `kmp_task_t`. One
+/// look at the tracing flag: the traced allocation (its state and the task's creation event)
+/// is a cold copy.
 #[inline]
 pub fn alloc(
     th: Thread,
@@ -57,8 +59,37 @@ pub fn alloc(
     sizeof_shareds: usize,
     routine: Option<Routine>,
 ) -> *mut KmpTask {
+    if oxiomp_instrument::enabled() {
+        return alloc_traced(th, flags, sizeof_task, sizeof_shareds, routine);
+    }
+    new_child(th, flags, sizeof_task, sizeof_shareds, routine, false).kmp()
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_traced(
+    th: Thread,
+    flags: u32,
+    sizeof_task: usize,
+    sizeof_shareds: usize,
+    routine: Option<Routine>,
+) -> *mut KmpTask {
     oxiomp_instrument::task_allocation_enter();
-    let t = task::alloc(NewTask {
+    let t = new_child(th, flags, sizeof_task, sizeof_shareds, routine, true);
+    oxiomp_instrument::task_allocation_exit();
+    t.kmp()
+}
+
+#[inline(always)]
+fn new_child(
+    th: Thread,
+    flags: u32,
+    sizeof_task: usize,
+    sizeof_shareds: usize,
+    routine: Option<Routine>,
+    traced: bool,
+) -> &'static Task {
+    task::alloc(NewTask {
         parent: current(th),
         cache: th.desc().task_cache(),
         id: next_id(th),
@@ -66,9 +97,8 @@ pub fn alloc(
         sizeof_task,
         sizeof_shareds,
         routine,
-    });
-    oxiomp_instrument::task_allocation_exit();
-    t.kmp()
+        traced,
+    })
 }
 
 /// A task number unique in the process: the thread's gtid and its own count.

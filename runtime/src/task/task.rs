@@ -416,6 +416,8 @@ pub(crate) struct NewTask<'a> {
     pub sizeof_task: usize,
     pub sizeof_shareds: usize,
     pub routine: Option<Routine>,
+    /// Whether tracing is on (the caller looked once): the task gets a trace number.
+    pub traced: bool,
 }
 
 /// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
@@ -431,7 +433,11 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
         flags: n.flags & 0xffff,
         id: n.id,
         size,
-        trace_id: oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize)),
+        trace_id: if n.traced {
+            oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize))
+        } else {
+            0
+        },
         is_final: (n.flags & flags::FINAL != 0 || parent.is_final != 0) as u32,
         priority: 0,
     };
