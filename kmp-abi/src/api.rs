@@ -288,7 +288,7 @@ pub extern "C" fn omp_control_tool(_command: c_int, _modifier: c_int, _arg: *mut
 const INTEROP_PROPERTIES: [(&std::ffi::CStr, &std::ffi::CStr); 9] = [
     (c"fr_id", c"omp_interop_fr_t"),
     (c"fr_name", c"const char *"),
-    (c"vendor", c"int"),
+    (c"vendor", c"omp_intptr_t"),
     (c"vendor_name", c"const char *"),
     (c"device_num", c"int"),
     (c"platform", c"void *"),
@@ -303,9 +303,9 @@ const INTEROP_RC: [&std::ffi::CStr; 8] = [
     c"success",
     c"the interop object is omp_interop_none",
     c"the property id is out of range",
-    c"the property is not an integer",
-    c"the property is not a pointer",
-    c"the property is not a string",
+    c"the property's type is int: use omp_get_interop_int",
+    c"the property's type is a pointer: use omp_get_interop_ptr",
+    c"the property's type is a string: use omp_get_interop_str",
     c"the interop object is not one of this runtime (a host-only runtime has none)",
 ];
 

@@ -89,6 +89,8 @@ struct Params {
     chunk: u64,
     kind: Kind,
     nth: u32,
+    /// The trapezoid's shape (trapezoidal loops only).
+    trapezoid: Trapezoid,
 }
 
 pub(crate) struct Slot {
@@ -137,7 +139,15 @@ impl Ring {
                 blocks: (0..nth.max(1)).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
                 state: AtomicU64::new(state(j, FREE)),
                 left: AtomicU32::new(0),
-                params: UnsafeCell::new(Params { lb: 0, st: 1, tc: 0, chunk: 1, kind: Kind::Static, nth: 1 }),
+                params: UnsafeCell::new(Params {
+                    lb: 0,
+                    st: 1,
+                    tc: 0,
+                    chunk: 1,
+                    kind: Kind::Static,
+                    nth: 1,
+                    trapezoid: Trapezoid::default(),
+                }),
                 next: CachePadded::new(AtomicU64::new(0)),
                 ordered_next: CachePadded::new(EpochFlag::new(0)),
             })
@@ -249,7 +259,13 @@ impl Ring {
                     }
                 }
                 // SAFETY: we own the slot in phase init(k) (see the Sync impl).
-                unsafe { *slot.params.get() = Params { lb, st, tc, chunk, kind, nth } };
+                // (Divisions: only for the loops that use it.)
+                let trapezoid = if kind == Kind::Trapezoidal {
+                    Trapezoid::new(tc, nth, chunk)
+                } else {
+                    Trapezoid::default()
+                };
+                unsafe { *slot.params.get() = Params { lb, st, tc, chunk, kind, nth, trapezoid } };
                 // Relaxed: published by the Release store of ready(k) below.
                 slot.next.store(0, Ordering::Relaxed);
                 slot.ordered_next.set(0);
@@ -321,8 +337,8 @@ impl Ring {
             Kind::Trapezoidal => {
                 // Relaxed: as for dynamic (here the counter numbers chunks).
                 let i = slot.next.fetch_add(1, Ordering::Relaxed);
-                let first = trapezoid(p.tc, p.nth, p.chunk, i);
-                (first < p.tc).then(|| (first, trapezoid(p.tc, p.nth, p.chunk, i + 1).min(p.tc)))
+                let first = p.trapezoid.start(i);
+                (first < p.tc).then(|| (first, p.trapezoid.start(i + 1).min(p.tc)))
             }
             Kind::Guided => {
                 let mut first = slot.next.load(Ordering::Relaxed);
@@ -494,21 +510,43 @@ impl Ring {
     }
 }
 
-/// Trapezoid self-scheduling of `tc` iterations over `nth` threads with smallest chunk `min`:
-/// the first iteration of chunk `i`. Chunk sizes fall linearly by `step` from `first`
-/// (tc / 2nth, at least `min`) towards `min` over about 2 tc / (first + min) chunks, then stay
-/// at `min`.
-pub(crate) fn trapezoid(tc: u64, nth: u32, min: u64, i: u64) -> u64 {
-    let min = min.max(1) as u128;
-    let (tc, i) = (tc as u128, i as u128);
-    let first = (tc / (2 * nth.max(1) as u128)).max(min);
-    let chunks = (2 * tc).div_ceil(first + min).max(1);
-    let step = if chunks > 1 { (first - min) / (chunks - 1) } else { 0 };
-    // Chunks before `shrinking` are larger than `min`.
-    let shrinking = if step == 0 { 0 } else { (first - min).div_ceil(step) };
-    let k = i.min(shrinking);
-    let start = k * first - step * k * k.saturating_sub(1) / 2 + (i - k) * min;
-    start.min(u64::MAX as u128) as u64
+/// Trapezoid self-scheduling of a loop: chunk sizes fall linearly by `step` from `first`
+/// (tc / 2nth, at least the smallest chunk `min`) towards `min` over about
+/// 2 tc / (first + min) chunks, then stay at `min`. When the fall rounds to no step at all
+/// (a short loop on many threads), every chunk is `first` iterations.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Trapezoid {
+    first: u128,
+    step: u128,
+    /// Chunks before this one follow `first - i * step`; later ones are `min`.
+    shrinking: u128,
+    min: u128,
+}
+
+impl Trapezoid {
+    pub(crate) fn new(tc: u64, nth: u32, min: u64) -> Trapezoid {
+        let min = min.max(1) as u128;
+        let tc = tc as u128;
+        let first = (tc / (2 * nth.max(1) as u128)).max(min);
+        let chunks = (2 * tc).div_ceil(first + min).max(1);
+        let step = if chunks > 1 { (first - min) / (chunks - 1) } else { 0 };
+        let shrinking = if step > 0 {
+            (first - min).div_ceil(step)
+        } else if first > min {
+            tc.div_ceil(first)
+        } else {
+            0
+        };
+        Trapezoid { first, step, shrinking, min }
+    }
+
+    /// The first iteration of chunk `i`.
+    pub(crate) fn start(&self, i: u64) -> u64 {
+        let i = i as u128;
+        let k = i.min(self.shrinking);
+        let start = k * self.first - self.step * k * k.saturating_sub(1) / 2 + (i - k) * self.min;
+        start.min(u64::MAX as u128) as u64
+    }
 }
 
 /// The `nonmonotonic` schedule modifier bit.
@@ -539,6 +577,8 @@ pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Opt
                 ScheduleKind::Guided => (Kind::Guided, chunk.or(Some(1))),
                 ScheduleKind::Auto => (Kind::Guided, Some(1)),
                 ScheduleKind::Trapezoidal => (Kind::Trapezoidal, chunk.or(Some(1))),
+                // Stealing hands out chunks out of order: not for the monotonic modifier.
+                ScheduleKind::StaticSteal if run_sched.monotonic => (Kind::Dynamic, chunk.or(Some(1))),
                 ScheduleKind::StaticSteal => (Kind::Steal, chunk.or(Some(1))),
             }
         }
@@ -678,7 +718,16 @@ mod tests {
     /// loop once in order, and only the last says so.
     #[test]
     fn trapezoid_chunks_shrink_linearly() {
-        for (tc, nth, min) in [(1000u64, 4u32, 1u64), (1000, 4, 10), (7, 16, 1), (1, 1, 1), (100_003, 3, 2)] {
+        let cases = [
+            (1000u64, 4u32, 1u64),
+            (1000, 4, 10),
+            (7, 16, 1),
+            (1, 1, 1),
+            (100_003, 3, 2),
+            (1000, 16, 1),
+            (100, 16, 1),
+        ];
+        for (tc, nth, min) in cases {
             let ring = Ring::new(1);
             let mut cur = Cursor::default();
             ring.init(&mut cur, Kind::Trapezoidal, 0, tc as i128 - 1, 1, min as i64, 0, nth);
@@ -699,8 +748,10 @@ mod tests {
             let steps: Vec<u64> = body.windows(2).filter(|w| w[1] > min).map(|w| w[0] - w[1]).collect();
             assert!(steps.windows(2).all(|w| w[0] == w[1]), "a fixed step: {sizes:?}");
         }
-        assert_eq!(trapezoid(1000, 4, 1, 0), 0);
-        assert_eq!(trapezoid(1000, 4, 1, 1), 125);
+        assert_eq!(Trapezoid::new(1000, 4, 1).start(1), 125);
+        // No step at this size: chunks of the first size throughout, not of the smallest.
+        let flat = Trapezoid::new(1000, 16, 1);
+        assert_eq!((flat.start(1), flat.start(2)), (31, 62));
     }
 
     #[test]
@@ -719,6 +770,9 @@ mod tests {
         assert_eq!(kind_of(44, rs), Some((Kind::Steal, None)));
         let tz = crate::icv::Schedule { kind: ScheduleKind::Trapezoidal, chunk: 0, monotonic: false };
         assert_eq!(kind_of(37, tz), Some((Kind::Trapezoidal, Some(1))));
+        let steal = |monotonic| crate::icv::Schedule { kind: ScheduleKind::StaticSteal, chunk: 2, monotonic };
+        assert_eq!(kind_of(37, steal(false)), Some((Kind::Steal, Some(2))));
+        assert_eq!(kind_of(37, steal(true)), Some((Kind::Dynamic, Some(2))), "monotonic: no stealing");
         assert_eq!(kind_of(12, rs), None);
     }
 }
