@@ -32,6 +32,13 @@ struct Record {
 
 static RECORDS: Mutex<Option<HashMap<usize, Record>>> = Mutex::new(None);
 
+/// How a thread's copy of a variable starts.
+enum Init {
+    CopyCtor(CopyCtor),
+    Ctor(Ctor),
+    Image(Vec<u8>),
+}
+
 type Table = [AtomicPtr<c_void>];
 
 fn record_image(data: *mut c_void, size: usize) {
@@ -107,20 +114,29 @@ fn make_copy(data: *mut c_void, size: usize) -> *mut c_void {
     if copy.is_null() {
         std::alloc::handle_alloc_error(layout);
     }
-    let g = RECORDS.lock();
-    let r = g.as_ref().and_then(|m| m.get(&(data as usize)));
-    match r {
-        // SAFETY: the constructors were registered for this variable's type.
-        Some(Record { cctor: Some(cc), .. }) => unsafe {
+    // What the copy is made from, taken out of the registry first: a constructor may itself
+    // use threadprivate variables (and so the registry's lock).
+    let how = {
+        let g = RECORDS.lock();
+        g.as_ref().and_then(|m| m.get(&(data as usize))).map(|r| match (r.cctor, r.ctor) {
+            (Some(cc), _) => Init::CopyCtor(cc),
+            (None, Some(c)) => Init::Ctor(c),
+            (None, None) => Init::Image(r.image[..r.image.len().min(size)].to_vec()),
+        })
+    };
+    match how {
+        // SAFETY: the constructors were registered for this variable's type; `copy` has
+        // `size` bytes.
+        Some(Init::CopyCtor(cc)) => unsafe {
             cc(copy, data);
         },
-        Some(Record { ctor: Some(c), .. }) => unsafe {
+        // SAFETY: as above.
+        Some(Init::Ctor(c)) => unsafe {
             c(copy);
         },
-        Some(r) => {
-            let n = r.image.len().min(size);
-            // SAFETY: `copy` has `size` bytes, the image `n <= size`.
-            unsafe { std::ptr::copy_nonoverlapping(r.image.as_ptr(), copy as *mut u8, n) };
+        Some(Init::Image(bytes)) => {
+            // SAFETY: `copy` has `size` bytes, the image at most `size`.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), copy as *mut u8, bytes.len()) };
         }
         None => {}
     }

@@ -5,6 +5,8 @@
 //    __kmpc_barrier_master_nowait: only the primary gets 1
 //  * __kmpc_copyprivate_light: every thread gets the single thread's pointer
 //  * __kmpc_*_lock and __kmpc_*_nest_lock on user storage
+//  * __kmpc_threadprivate_register / _cached: a constructor that itself uses another
+//    threadprivate variable (the registry's lock was held around constructors: a deadlock)
 // oxiomp-test: threads=1,2,3,4,16
 // oxiomp-test: reference=skip
 #include <omp.h>
@@ -34,9 +36,38 @@ void __kmpc_unset_nest_lock(ident_t *, int32_t, void **);
 int __kmpc_test_nest_lock(ident_t *, int32_t, void **);
 void __kmpc_destroy_nest_lock(ident_t *, int32_t, void **);
 
+void __kmpc_threadprivate_register(ident_t *, void *, void *(*)(void *),
+                                   void *(*)(void *, void *), void (*)(void *));
+void *__kmpc_threadprivate_cached(ident_t *, int32_t, void *, size_t, void ***);
+
 #include "check.h"
 
+static int tp_b = 5, tp_a = 0;
+static void **cache_a, **cache_b;
+
+// A's constructor reads the calling thread's copy of B.
+static void *ctor_a(void *p) {
+  int *b = __kmpc_threadprivate_cached(&loc, __kmpc_global_thread_num(&loc), &tp_b,
+                                       sizeof tp_b, &cache_b);
+  *(int *)p = *b + 1;
+  return p;
+}
+
+// Workers' copies of A: B's value (5, copied from the original) plus 1.
+static void nested_constructors(void) {
+  __kmpc_threadprivate_register(&loc, &tp_a, ctor_a, NULL, NULL);
+  int bad = 0;
+#pragma omp parallel num_threads(3) reduction(+ : bad)
+  {
+    int32_t g = __kmpc_global_thread_num(&loc);
+    int *a = __kmpc_threadprivate_cached(&loc, g, &tp_a, sizeof tp_a, &cache_a);
+    if (a != &tp_a) bad += *a != 6;
+  }
+  CHECK_EQ("a constructor using another threadprivate variable", bad, 0);
+}
+
 int main(void) {
+  nested_constructors();
   enum { NSEC = 37 };
   int ran[NSEC] = {0};
   int block_done = 0, after_block_ok = 1, nowait_ones = 0, light_ok = 1, counter = 0;
