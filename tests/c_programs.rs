@@ -251,6 +251,7 @@ c_tests! {
     for_static,
     fork_call_if,
     fork_child,
+    fork_locks,
     idle_sleep,
     kmp_defaults,
     kmp_ext,

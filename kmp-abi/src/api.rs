@@ -288,7 +288,7 @@ pub extern "C" fn omp_control_tool(_command: c_int, _modifier: c_int, _arg: *mut
 const INTEROP_PROPERTIES: [(&std::ffi::CStr, &std::ffi::CStr); 9] = [
     (c"fr_id", c"omp_interop_fr_t"),
     (c"fr_name", c"const char *"),
-    (c"vendor", c"omp_intptr_t"),
+    (c"vendor", c"intptr_t"),
     (c"vendor_name", c"const char *"),
     (c"device_num", c"int"),
     (c"platform", c"void *"),

@@ -9,7 +9,7 @@
 //! padded with zeros. `%%` is a percent sign. An unknown field type prints `undefined` (as
 //! libomp does); a `%` that starts no field stays as it is.
 
-use parking_lot::Mutex;
+use crate::sync::fork_lock::ForkLock;
 
 use crate::query as q;
 use crate::sync::atomic::{AtomicBool, Ordering};
@@ -34,7 +34,7 @@ pub(crate) fn displaying() -> bool {
 pub const DEFAULT_FORMAT: &str = "oxiomp: pid %P tid %i thread %n of %N at level %L bound to {%A}";
 
 /// affinity-format-var (device-wide); None until set (then the environment's or the default).
-static FORMAT: Mutex<Option<String>> = Mutex::new(None);
+pub(crate) static FORMAT: ForkLock<Option<String>> = ForkLock::new(None);
 
 /// The fields: short name, long name.
 const FIELDS: &[(char, &str)] = &[
@@ -52,10 +52,13 @@ const FIELDS: &[(char, &str)] = &[
 
 /// affinity-format-var.
 pub fn get() -> String {
-    FORMAT
-        .lock()
-        .get_or_insert_with(|| crate::Runtime::get().settings().globals.affinity_format.clone())
-        .clone()
+    if let Some(f) = FORMAT.lock().as_ref() {
+        return f.clone();
+    }
+    // The environment's value, read without holding the lock (starting the runtime takes
+    // others).
+    let env = crate::Runtime::get().settings().globals.affinity_format.clone();
+    FORMAT.lock().get_or_insert(env).clone()
 }
 
 /// `omp_set_affinity_format`.

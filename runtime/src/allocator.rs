@@ -21,10 +21,9 @@
 
 use std::ffi::c_void;
 
-use parking_lot::RwLock;
-
 use crate::memory;
 use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::fork_lock::ForkLock;
 
 /// `omp_allocator_handle_t`.
 pub type Handle = usize;
@@ -139,7 +138,7 @@ pub fn init(memspace: usize, traits: &[(usize, usize)]) -> Result<Handle, String
         Box::new(Allocator { memspace, traits: t, used: AtomicUsize::new(0), blocks: AtomicUsize::new(0) });
     let h = Box::into_raw(a) as Handle;
     {
-        let mut live = LIVE.write();
+        let mut live = LIVE.lock();
         let i = live.binary_search(&h).unwrap_or_else(|i| i);
         live.insert(i, h);
     }
@@ -196,11 +195,11 @@ fn key_name(key: usize) -> &'static str {
 /// The addresses of the allocators `init` made and that are not freed yet: a handle the
 /// program passes is looked up here before it is read (a stale or made-up handle is reported,
 /// not followed). Sorted.
-static LIVE: RwLock<Vec<Handle>> = RwLock::new(Vec::new());
+pub(crate) static LIVE: ForkLock<Vec<Handle>> = ForkLock::new(Vec::new());
 
 /// The allocator behind handle `h` if `init` made it and it is not freed (not predefined).
 fn custom(h: Handle) -> Option<&'static Allocator> {
-    if h < FIRST_ADDRESS || LIVE.read().binary_search(&h).is_err() {
+    if h < FIRST_ADDRESS || LIVE.lock().binary_search(&h).is_err() {
         return None;
     }
     // SAFETY: `h` is in LIVE: `init` made it with Box::into_raw, and it is removed from LIVE
@@ -221,7 +220,7 @@ unsafe fn serving(h: Handle) -> Option<&'static Allocator> {
 /// Frees allocator `h` (destroyed, and without blocks).
 fn free_allocator(h: Handle) {
     {
-        let mut live = LIVE.write();
+        let mut live = LIVE.lock();
         if let Ok(i) = live.binary_search(&h) {
             live.remove(i);
         }

@@ -31,7 +31,8 @@ pub trait Source {
 /// started (they win: the program asked for them explicitly).
 pub struct ProcessEnv;
 
-static DEFAULTS: parking_lot::Mutex<Vec<(String, String)>> = parking_lot::Mutex::new(Vec::new());
+pub(crate) static DEFAULTS: crate::sync::fork_lock::ForkLock<Vec<(String, String)>> =
+    crate::sync::fork_lock::ForkLock::new(Vec::new());
 
 impl Source for ProcessEnv {
     fn get(&self, name: &str) -> Option<String> {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::env::{self, Settings};
 use crate::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
-use crate::sync::fork_lock::ForkLock;
+use crate::sync::fork_lock::{ForkLock, HeldForFork};
 use crate::sync::wait::WaitPolicy;
 use crate::thread::{Thread, ThreadDesc};
 
@@ -68,24 +68,46 @@ static LIBRARY: AtomicU32 = AtomicU32::new(3);
 /// Worker stack size set by `kmp_set_stacksize` (0: the environment's).
 static STACKSIZE: AtomicUsize = AtomicUsize::new(0);
 
-/// `pthread_atfork` prepare handler: holds the worker lists across the fork, so that the
+/// The runtime's process-wide lists, in the order the fork handlers take them (no code path
+/// holds two of them at once, and none runs the program's code while holding one).
+fn fork_locks(rt: &'static Runtime) -> [&'static dyn HeldForFork; 6] {
+    [
+        &rt.pool,
+        &rt.retired,
+        &crate::threadprivate::RECORDS,
+        &crate::allocator::LIVE,
+        &crate::affinity_format::FORMAT,
+        &crate::env::DEFAULTS,
+    ]
+}
+
+/// `pthread_atfork` prepare handler: holds the runtime's lists across the fork, so that the
 /// child gets them whole (not half-updated by a thread that does not exist there).
 extern "C" fn before_fork() {
     if let Some(rt) = RUNTIME.get() {
-        rt.pool.hold_for_fork();
-        rt.retired.hold_for_fork();
+        for l in fork_locks(rt) {
+            l.hold_for_fork();
+        }
+    }
+}
+
+/// Lets go of what `before_fork` took (in both processes).
+///
+/// # Safety
+/// `before_fork` ran on this thread for this fork.
+unsafe fn release_after_fork(rt: &'static Runtime) {
+    for l in fork_locks(rt).into_iter().rev() {
+        // SAFETY: per the contract, this thread holds it.
+        unsafe { l.release_held() };
     }
 }
 
 /// `pthread_atfork` parent handler: lets the lists go.
 extern "C" fn after_fork_in_parent() {
     if let Some(rt) = RUNTIME.get() {
-        // SAFETY: `before_fork` took both on this thread, and the runtime was there already
-        // (it never goes away).
-        unsafe {
-            rt.retired.release_held();
-            rt.pool.release_held();
-        }
+        // SAFETY: the handlers are registered once the runtime is set, and it never goes
+        // away: `before_fork` found it too and took the locks on this thread.
+        unsafe { release_after_fork(rt) };
     }
 }
 
@@ -94,10 +116,7 @@ extern "C" fn after_fork_in_parent() {
 extern "C" fn after_fork_in_child() {
     if let Some(rt) = RUNTIME.get() {
         // SAFETY: as in `after_fork_in_parent`: this is the thread that forked.
-        unsafe {
-            rt.retired.release_held();
-            rt.pool.release_held();
-        }
+        unsafe { release_after_fork(rt) };
         rt.forget_workers_after_fork();
     }
 }

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 
-use parking_lot::Mutex;
+use crate::sync::fork_lock::ForkLock;
 
 use crate::registry::MAX_THREADS;
 use crate::sync::atomic::{AtomicPtr, Ordering};
@@ -21,7 +21,7 @@ pub type CopyCtor = unsafe extern "C" fn(*mut c_void, *mut c_void) -> *mut c_voi
 pub type Dtor = unsafe extern "C" fn(*mut c_void);
 
 #[derive(Default)]
-struct Record {
+pub(crate) struct Record {
     image: Vec<u8>,
     ctor: Option<Ctor>,
     cctor: Option<CopyCtor>,
@@ -30,7 +30,7 @@ struct Record {
     _dtor: Option<Dtor>,
 }
 
-static RECORDS: Mutex<Option<HashMap<usize, Record>>> = Mutex::new(None);
+pub(crate) static RECORDS: ForkLock<Option<HashMap<usize, Record>>> = ForkLock::new(None);
 
 /// How a thread's copy of a variable starts.
 enum Init {

@@ -60,6 +60,24 @@ impl<T> ForkLock<T> {
     }
 }
 
+/// A [`ForkLock`] of any content, for the fork handlers' list.
+pub(crate) trait HeldForFork: Sync {
+    fn hold_for_fork(&self);
+    /// # Safety
+    /// As for [`ForkLock::release_held`].
+    unsafe fn release_held(&self);
+}
+
+impl<T: Send> HeldForFork for ForkLock<T> {
+    fn hold_for_fork(&self) {
+        ForkLock::hold_for_fork(self);
+    }
+    unsafe fn release_held(&self) {
+        // SAFETY: the same contract.
+        unsafe { ForkLock::release_held(self) }
+    }
+}
+
 impl<T> Deref for Guard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
