@@ -74,6 +74,11 @@ pub enum Kind {
     Guided,
     /// Nonmonotonic guided: per-thread blocks of chunks, halves taken, stealing.
     GuidedSteal,
+    /// `schedule(simd: static)` called as libomp's kind 47 with a static run-sched-var: one
+    /// balanced block per thread, in whole chunks (the simd width).
+    StaticSimd,
+    /// Guided whose chunks are whole multiples of `chunk` (libomp's simd kinds 46 and 47).
+    GuidedSimd,
     /// Trapezoid self-scheduling (Tzen and Ni): chunk `i` is `first - i * step` iterations, no
     /// less than the chunk size; one `fetch_add` on the chunk number per chunk, and the
     /// bounds by formula ([`trapezoid`]).
@@ -313,6 +318,21 @@ impl Ring {
                     (count > 0).then(|| (first, first + count))
                 }
             }
+            Kind::StaticSimd => {
+                // As one balanced block per thread, over units of `chunk` iterations.
+                if cur.next_chunk != tid as u64 {
+                    None
+                } else {
+                    cur.next_chunk += p.nth as u64;
+                    let (n, units) = (p.nth as u64, p.tc.div_ceil(p.chunk));
+                    let (q, r) = (units / n, units % n);
+                    let t = tid as u64;
+                    let count = q + u64::from(t < r);
+                    let first = (t * q + t.min(r)).saturating_mul(p.chunk);
+                    (count > 0 && first < p.tc)
+                        .then(|| (first, first.saturating_add(count.saturating_mul(p.chunk)).min(p.tc)))
+                }
+            }
             Kind::Static => {
                 let c = cur.next_chunk;
                 cur.next_chunk += p.nth as u64;
@@ -340,14 +360,16 @@ impl Ring {
                 let first = p.trapezoid.start(i);
                 (first < p.tc).then(|| (first, p.trapezoid.start(i + 1).min(p.tc)))
             }
-            Kind::Guided => {
+            Kind::Guided | Kind::GuidedSimd => {
                 let mut first = slot.next.load(Ordering::Relaxed);
                 loop {
                     if first >= p.tc {
                         break None;
                     }
                     let rem = p.tc - first;
-                    let size = (rem / (2 * p.nth as u64)).max(p.chunk).min(rem);
+                    let size = (rem / (2 * p.nth as u64)).max(p.chunk);
+                    let size = if p.kind == Kind::GuidedSimd { size.next_multiple_of(p.chunk) } else { size };
+                    let size = size.min(rem);
                     // Relaxed: as for dynamic.
                     match slot.next.compare_exchange_weak(
                         first,
@@ -546,6 +568,21 @@ impl Trapezoid {
         let k = i.min(self.shrinking);
         let start = k * self.first - self.step * k * k.saturating_sub(1) / 2 + (i - k) * self.min;
         start.min(u64::MAX as u128) as u64
+    }
+}
+
+/// libomp's simd kinds (46 guided, 47 runtime) pass the simd width as the chunk: chunks are
+/// then whole multiples of (the run-sched-var chunk times) the width. Adjusts the kind and
+/// chunk `kind_of` gave; other kinds pass through.
+pub fn simd_adjust(sched: i32, kind: Kind, over: Option<i64>, chunk: i64) -> (Kind, i64) {
+    if !matches!(super::strip_modifiers(sched), 46 | 47) {
+        return (kind, over.unwrap_or(chunk));
+    }
+    let w = chunk.max(1);
+    match (kind, over) {
+        (Kind::Static, Some(0)) => (Kind::StaticSimd, w),
+        (Kind::Guided | Kind::Trapezoidal, c) => (Kind::GuidedSimd, c.unwrap_or(1).max(1).saturating_mul(w)),
+        (k, c) => (k, c.unwrap_or(1).max(1).saturating_mul(w)),
     }
 }
 
@@ -752,6 +789,46 @@ mod tests {
         // No step at this size: chunks of the first size throughout, not of the smallest.
         let flat = Trapezoid::new(1000, 16, 1);
         assert_eq!((flat.start(1), flat.start(2)), (31, 62));
+    }
+
+    /// libomp's simd kinds: every chunk but the loop's last is whole multiples of the chunk
+    /// (the simd width, times run-sched-var's chunk for kind 47), every iteration once.
+    #[test]
+    fn simd_kinds_keep_whole_widths() {
+        let rs = |kind, chunk| crate::icv::Schedule { kind, chunk, monotonic: false };
+        let cases = [
+            (46, rs(ScheduleKind::Static, 0), 4, 4),
+            (47, rs(ScheduleKind::Static, 0), 4, 4),
+            (47, rs(ScheduleKind::Static, 2), 4, 8),
+            (47, rs(ScheduleKind::Dynamic, 0), 4, 4),
+            (47, rs(ScheduleKind::Dynamic, 3), 4, 12),
+            (47, rs(ScheduleKind::Guided, 0), 8, 8),
+            (47, rs(ScheduleKind::Guided, 2), 4, 8),
+            (47, rs(ScheduleKind::Auto, 0), 4, 4),
+        ];
+        for (sched, run, width, unit) in cases {
+            let (kind, over) = kind_of(sched, run).unwrap();
+            let (kind, chunk) = simd_adjust(sched, kind, over, width);
+            for nth in [1u32, 3, 4] {
+                for tc in [1i64, 27, 100, 1001] {
+                    let ring = Ring::new(nth);
+                    let mut hits = vec![0u32; tc as usize];
+                    for tid in 0..nth {
+                        let mut cur = Cursor::default();
+                        ring.init(&mut cur, kind, 0, tc as i128 - 1, 1, chunk, tid, nth);
+                        let mut sizes = Vec::new();
+                        while let Some(c) = ring.next(&mut cur, tid) {
+                            (c.lower..=c.upper).for_each(|i| hits[i as usize] += 1);
+                            sizes.push(((c.upper - c.lower + 1) as u64, c.last));
+                        }
+                        for &(n, last) in &sizes {
+                            assert!(last || n % unit == 0, "{sched} {run:?}: {n} not whole {unit}s");
+                        }
+                    }
+                    assert!(hits.iter().all(|&h| h == 1), "{sched} {run:?} {nth} {tc}: every iteration once");
+                }
+            }
+        }
     }
 
     #[test]

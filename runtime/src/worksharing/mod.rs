@@ -149,7 +149,7 @@ pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk
         Some((kind, over)) => {
             let team = th.team();
             let (tid, nth) = (th.tid(), team.nthreads);
-            let chunk = over.unwrap_or(chunk);
+            let (kind, chunk) = dispatch::simd_adjust(sched, kind, over, chunk);
             th.ctx().ws_count += 1;
             team.ring().init(
                 &mut th.ctx().cursor,
