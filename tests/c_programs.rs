@@ -294,6 +294,7 @@ c_tests! {
     task_icvs_region,
     task_memory,
     task_priority,
+    task_proxy,
     task_reduction,
     task_stress,
     task_taskgroup,

@@ -429,8 +429,10 @@ pub(crate) fn alloc(n: NewTask) -> &'static Task {
     let block = n.cache.alloc(size);
     let p = block.ptr;
     let parent = n.parent;
+    // A proxy task completes as a detachable one does: its body, then its owner's word.
+    let proxy = if n.flags & flags::PROXY != 0 { flags::DETACHABLE } else { 0 };
     let head = ChildHead {
-        flags: n.flags & 0xffff,
+        flags: (n.flags & 0xffff) | proxy,
         id: n.id,
         size,
         trace_id: if n.traced {
