@@ -8,6 +8,7 @@ use oxiomp_runtime::allocator::{self as al, DEFAULT_MEM_ALLOC};
 use oxiomp_runtime::places::{AffinityMask, MaskError};
 use oxiomp_runtime::{Runtime, Thread, WaitPolicy};
 
+use crate::memory::{alloc_in, calloc_in, realloc_in};
 use crate::misuse;
 
 #[unsafe(no_mangle)]
@@ -120,30 +121,25 @@ pub extern "C" fn kmp_set_warnings_off() {
     oxiomp_runtime::registry::set_warnings(false);
 }
 
-fn malloc_in(call: &str, size: usize, align: usize, zeroed: bool) -> *mut c_void {
-    al::alloc(DEFAULT_MEM_ALLOC, size, align, zeroed).unwrap_or_else(|e| {
-        misuse(call, e);
-        std::ptr::null_mut()
-    })
-}
+// The kmp_*alloc routines are the omp_* ones on the default memory allocator.
 
 #[unsafe(no_mangle)]
 pub extern "C" fn kmp_malloc(size: usize) -> *mut c_void {
-    malloc_in("kmp_malloc", size, 1, false)
+    alloc_in("kmp_malloc", DEFAULT_MEM_ALLOC, size, 1, false)
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn kmp_aligned_malloc(size: usize, align: usize) -> *mut c_void {
-    if !align.is_power_of_two() {
+    if align == 0 {
         misuse("kmp_aligned_malloc", "the alignment must be a power of two; nothing allocated");
         return std::ptr::null_mut();
     }
-    malloc_in("kmp_aligned_malloc", size, align, false)
+    alloc_in("kmp_aligned_malloc", DEFAULT_MEM_ALLOC, size, align, false)
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn kmp_calloc(n: usize, size: usize) -> *mut c_void {
-    n.checked_mul(size).map_or(std::ptr::null_mut(), |total| malloc_in("kmp_calloc", total, 1, true))
+    calloc_in("kmp_calloc", DEFAULT_MEM_ALLOC, n, size, 1)
 }
 
 /// # Safety
@@ -151,10 +147,7 @@ pub extern "C" fn kmp_calloc(n: usize, size: usize) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kmp_realloc(p: *mut c_void, size: usize) -> *mut c_void {
     // SAFETY: per the contract.
-    unsafe { al::realloc(p, size, DEFAULT_MEM_ALLOC) }.unwrap_or_else(|e| {
-        misuse("kmp_realloc", e);
-        std::ptr::null_mut()
-    })
+    unsafe { realloc_in("kmp_realloc", p, size, DEFAULT_MEM_ALLOC) }
 }
 
 /// # Safety

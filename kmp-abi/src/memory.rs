@@ -22,7 +22,7 @@ fn resolve(h: Handle) -> Handle {
 }
 
 /// An allocation through `h`; a handle that is not an allocator is reported, naming `call`.
-fn alloc_in(call: &str, h: Handle, size: usize, align: usize, zeroed: bool) -> *mut c_void {
+pub(crate) fn alloc_in(call: &str, h: Handle, size: usize, align: usize, zeroed: bool) -> *mut c_void {
     if align != 0 && !align.is_power_of_two() {
         misuse(call, "the alignment must be a power of two; nothing allocated");
         return std::ptr::null_mut();
@@ -33,7 +33,7 @@ fn alloc_in(call: &str, h: Handle, size: usize, align: usize, zeroed: bool) -> *
     })
 }
 
-fn calloc_in(call: &str, h: Handle, n: usize, size: usize, align: usize) -> *mut c_void {
+pub(crate) fn calloc_in(call: &str, h: Handle, n: usize, size: usize, align: usize) -> *mut c_void {
     match n.checked_mul(size) {
         Some(total) => alloc_in(call, h, total, align, true),
         None => std::ptr::null_mut(),
@@ -42,10 +42,10 @@ fn calloc_in(call: &str, h: Handle, n: usize, size: usize, align: usize) -> *mut
 
 /// # Safety
 /// `p` is null or a live block from these allocators.
-unsafe fn realloc_in(call: &str, p: *mut c_void, size: usize, h: Handle, free_h: Handle) -> *mut c_void {
+pub(crate) unsafe fn realloc_in(call: &str, p: *mut c_void, size: usize, h: Handle) -> *mut c_void {
     // With no allocator named, the block's own (OpenMP: free_allocator, else the one that
-    // allocated it; each block records its allocator, so free_allocator adds nothing).
-    let _ = free_h;
+    // allocated it; each block records its allocator, so the entries' free_allocator adds
+    // nothing and is not passed on).
     let h = if h == al::NULL_ALLOCATOR && p.is_null() { q::default_allocator() } else { h };
     // SAFETY: per the contract.
     unsafe { al::realloc(p, size, h) }.unwrap_or_else(|e| {
@@ -81,10 +81,10 @@ pub unsafe extern "C" fn omp_realloc(
     p: *mut c_void,
     size: usize,
     allocator: Handle,
-    free_allocator: Handle,
+    _free_allocator: Handle,
 ) -> *mut c_void {
     // SAFETY: the same contract.
-    unsafe { realloc_in("omp_realloc", p, size, allocator, free_allocator) }
+    unsafe { realloc_in("omp_realloc", p, size, allocator) }
 }
 
 /// # Safety
@@ -123,10 +123,10 @@ pub unsafe extern "C" fn __kmpc_realloc(
     p: *mut c_void,
     size: usize,
     allocator: Handle,
-    free_allocator: Handle,
+    _free_allocator: Handle,
 ) -> *mut c_void {
     // SAFETY: the same contract.
-    unsafe { realloc_in("__kmpc_realloc", p, size, allocator, free_allocator) }
+    unsafe { realloc_in("__kmpc_realloc", p, size, allocator) }
 }
 
 /// # Safety

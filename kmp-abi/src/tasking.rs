@@ -234,18 +234,20 @@ pub extern "C" fn omp_fulfill_event(event: usize) {
 /// A proxy task (flag 0x10, made by device runtimes for asynchronous work) completes when
 /// its owner says so, after its body has run: the same two halves as a detachable task's
 /// completion, so it is one (its allocation marks it detachable).
-#[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_proxy_task_completed_ooo(task: *mut KmpTask) {
+fn complete_proxy(call: &str, task: *mut KmpTask) {
     if let Err(e) = task::fulfill_event(task::completion_event(task_of(task))) {
-        crate::misuse("__kmpc_proxy_task_completed_ooo", e);
+        crate::misuse(call, e);
     }
 }
 
 #[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_proxy_task_completed_ooo(task: *mut KmpTask) {
+    complete_proxy("__kmpc_proxy_task_completed_ooo", task);
+}
+
+#[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_proxy_task_completed(_gtid: i32, task: *mut KmpTask) {
-    if let Err(e) = task::fulfill_event(task::completion_event(task_of(task))) {
-        crate::misuse("__kmpc_proxy_task_completed", e);
-    }
+    complete_proxy("__kmpc_proxy_task_completed", task);
 }
 
 /// `affinity(...)` is a hint; accepted and ignored (as libomp does).

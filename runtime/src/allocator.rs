@@ -309,12 +309,6 @@ pub fn alloc(h: Handle, size: usize, align: usize, zeroed: bool) -> Result<*mut 
     Ok(std::ptr::null_mut())
 }
 
-/// Rounds `size` up to whole pages.
-fn whole_pages(size: usize) -> Option<usize> {
-    let page = memory::page_size();
-    size.checked_add(page - 1).map(|n| n & !(page - 1))
-}
-
 /// One attempt in allocator `a` (serving `owner`), within its pool; None if it does not fit or
 /// the memory cannot be had (or pinned). A pinned block takes whole pages of its own (the
 /// kernel locks pages, without counts), and its pool counts them.
@@ -325,8 +319,12 @@ fn try_alloc(
     align: usize,
     zeroed: bool,
 ) -> Option<*mut c_void> {
-    let (size, align) =
-        if a.traits.pinned { (whole_pages(size)?, align.max(memory::page_size())) } else { (size, align) };
+    let (size, align) = if a.traits.pinned {
+        let page = memory::page_size();
+        (size.checked_next_multiple_of(page)?, align.max(page))
+    } else {
+        (size, align)
+    };
     let pooled = a.traits.pool_size != usize::MAX;
     if pooled {
         // Relaxed: the pool count guards no other data; the CAS keeps it within the limit.

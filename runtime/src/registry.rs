@@ -36,6 +36,10 @@ pub struct Runtime {
     retired: ForkLock<Vec<&'static ThreadDesc>>,
     /// Workers reserved by teams plus live initial threads (for the oversubscription hint).
     busy: AtomicU32,
+    /// `kmp_set_library*`: 1 serial, 2 turnaround, 3 throughput (the default).
+    library: AtomicU32,
+    /// Worker stack size set by `kmp_set_stacksize` (0: the environment's).
+    stacksize: AtomicUsize,
 }
 
 // SAFETY: the raw pointer fields point into `table`, which is owned by the Runtime and never
@@ -61,12 +65,6 @@ pub fn warn(line: &str) {
         crate::stderr_line(format_args!("{line}"));
     }
 }
-
-/// `kmp_set_library*`: 1 serial, 2 turnaround, 3 throughput (the default).
-static LIBRARY: AtomicU32 = AtomicU32::new(3);
-
-/// Worker stack size set by `kmp_set_stacksize` (0: the environment's).
-static STACKSIZE: AtomicUsize = AtomicUsize::new(0);
 
 /// The runtime's process-wide lists, in the order the fork handlers take them (no code path
 /// holds two of them at once, and none runs the program's code while holding one).
@@ -186,6 +184,8 @@ impl Runtime {
                 pool: ForkLock::new(Vec::new()),
                 retired: ForkLock::new(Vec::new()),
                 busy: AtomicU32::new(0),
+                library: AtomicU32::new(3),
+                stacksize: AtomicUsize::new(0),
             }
         })
     }
@@ -198,7 +198,7 @@ impl Runtime {
     /// The stack size of workers started from now on.
     pub fn worker_stacksize(&self) -> usize {
         // Relaxed: a setting; threads started after the store see it through the spawn.
-        match STACKSIZE.load(Ordering::Relaxed) {
+        match self.stacksize.load(Ordering::Relaxed) {
             0 => self.settings.globals.stacksize,
             n => n,
         }
@@ -208,13 +208,13 @@ impl Runtime {
     /// 64 KiB: less cannot hold a worker).
     pub fn set_worker_stacksize(&self, bytes: usize) {
         // Relaxed: see `worker_stacksize`.
-        STACKSIZE.store(bytes.max(64 << 10), Ordering::Relaxed);
+        self.stacksize.store(bytes.max(64 << 10), Ordering::Relaxed);
     }
 
     /// `kmp_get_library`.
     pub fn library(&self) -> u32 {
         // Relaxed: a setting.
-        LIBRARY.load(Ordering::Relaxed)
+        self.library.load(Ordering::Relaxed)
     }
 
     /// `kmp_set_library(mode)` for the calling thread, outside parallel regions: serial (1)
@@ -230,7 +230,7 @@ impl Runtime {
             return Err("called inside a parallel region; ignored");
         }
         // Relaxed: a setting.
-        LIBRARY.store(mode, Ordering::Relaxed);
+        self.library.store(mode, Ordering::Relaxed);
         let n = if mode == 1 { 1 } else { self.settings.icvs.nthreads };
         th.change_icvs(|i| i.nthreads = n);
         let infinite = Duration::from_secs(u64::MAX / 4);
@@ -331,9 +331,7 @@ impl Runtime {
         if team.level != 0 || !std::ptr::eq(team.cg, &th.desc().cg_threads) {
             return Err("called inside a parallel or teams region; nothing paused");
         }
-        for team in th.ctx().hot.drain(..).flatten() {
-            self.release_workers(team.workers());
-        }
+        th.desc().release_hot_teams(self);
         // A retiring worker gives back the workers of its own nested teams: look again.
         loop {
             let idle = std::mem::take(&mut *self.pool.lock());
@@ -359,14 +357,13 @@ impl Runtime {
         if let Some(th) = me
             && th.team().level == 0
         {
-            th.desc().forget_hot_teams(&mut gone);
+            th.desc().forget_after_fork(&mut gone);
         }
         // The vanished workers' own teams for nested regions held workers too.
         let mut i = 0;
         while i < gone.len() {
             let w = gone[i];
-            w.forget_hot_teams(&mut gone);
-            w.forget_thread_after_fork();
+            w.forget_after_fork(&mut gone);
             i += 1;
         }
         // (Allocating here is fine with glibc and musl: their malloc is fork-safe.)

@@ -258,11 +258,8 @@ impl Drop for RootExit {
         let p = current::get();
         // SAFETY: descriptors are never freed; this is the owning thread, at its exit.
         if let Some(desc) = unsafe { p.as_ref() } {
-            let ctx = desc.ctx();
             let rt = Runtime::get();
-            for team in ctx.hot.drain(..).flatten() {
-                rt.release_workers(team.workers());
-            }
+            desc.release_hot_teams(rt);
             rt.adjust_busy(-1);
         }
     }
@@ -495,19 +492,24 @@ impl ThreadDesc {
         }
     }
 
+    /// Gives the workers of the teams this thread kept for its next regions back to the pool
+    /// (the thread ends, or pauses). Called by the owning thread.
+    pub(crate) fn release_hot_teams(&self, rt: &Runtime) {
+        for team in self.ctx().hot.drain(..).flatten() {
+            rt.release_workers(team.workers());
+        }
+    }
+
     /// In the child of a fork (the only thread left): drops this descriptor's hot teams,
-    /// appending their workers to `out`. The teams' memory is left alone: dropping it could
-    /// meet state a vanished thread left half-written.
-    pub(crate) fn forget_hot_teams(&self, out: &mut Vec<&'static ThreadDesc>) {
+    /// appending their workers to `out`, and forgets the handle of its thread, which the child
+    /// does not have (joining or detaching it would act on a thread that is not there). The
+    /// teams' memory is left alone: dropping it could meet state a vanished thread left
+    /// half-written.
+    pub(crate) fn forget_after_fork(&self, out: &mut Vec<&'static ThreadDesc>) {
         for team in self.ctx().hot.drain(..).flatten() {
             out.extend(team.workers());
             std::mem::forget(team);
         }
-    }
-
-    /// In the child of a fork: forgets the handle of the worker's thread, which the child does
-    /// not have (joining or detaching it would act on a thread that is not there).
-    pub(crate) fn forget_thread_after_fork(&self) {
         if let Some(mut h) = self.thread.try_lock() {
             std::mem::forget(h.take());
         }
@@ -593,10 +595,7 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
         if a.team.is_null() {
             // `retire_worker`: the thread ends. Teams it kept for nested regions give their
             // workers back first; after `joined` it touches the descriptor no more.
-            let rt = Runtime::get();
-            for team in desc.ctx().hot.drain(..).flatten() {
-                rt.release_workers(team.workers());
-            }
+            desc.release_hot_teams(Runtime::get());
             oxiomp_instrument::worker_loop_exit();
             desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
             // Relaxed: for display only.

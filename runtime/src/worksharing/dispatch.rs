@@ -310,11 +310,7 @@ impl Ring {
                     None
                 } else {
                     cur.next_chunk += p.nth as u64;
-                    let n = p.nth as u64;
-                    let (q, r) = (p.tc / n, p.tc % n);
-                    let t = tid as u64;
-                    let count = q + u64::from(t < r);
-                    let first = t * q + t.min(r);
+                    let (first, count) = balanced_block(p.tc, p.nth, tid);
                     (count > 0).then(|| (first, first + count))
                 }
             }
@@ -324,11 +320,8 @@ impl Ring {
                     None
                 } else {
                     cur.next_chunk += p.nth as u64;
-                    let (n, units) = (p.nth as u64, p.tc.div_ceil(p.chunk));
-                    let (q, r) = (units / n, units % n);
-                    let t = tid as u64;
-                    let count = q + u64::from(t < r);
-                    let first = (t * q + t.min(r)).saturating_mul(p.chunk);
+                    let (unit, count) = balanced_block(p.tc.div_ceil(p.chunk), p.nth, tid);
+                    let first = unit.saturating_mul(p.chunk);
                     (count > 0 && first < p.tc)
                         .then(|| (first, first.saturating_add(count.saturating_mul(p.chunk)).min(p.tc)))
                 }
@@ -538,19 +531,18 @@ impl Ring {
 /// (a short loop on many threads), every chunk is `first` iterations.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Trapezoid {
-    first: u128,
-    step: u128,
+    first: u64,
+    step: u64,
     /// Chunks before this one follow `first - i * step`; later ones are `min`.
-    shrinking: u128,
-    min: u128,
+    shrinking: u64,
+    min: u64,
 }
 
 impl Trapezoid {
     pub(crate) fn new(tc: u64, nth: u32, min: u64) -> Trapezoid {
-        let min = min.max(1) as u128;
-        let tc = tc as u128;
-        let first = (tc / (2 * nth.max(1) as u128)).max(min);
-        let chunks = (2 * tc).div_ceil(first + min).max(1);
+        let min = min.max(1);
+        let first = (tc / (2 * nth.max(1) as u64)).max(min);
+        let chunks = ((2 * tc as u128).div_ceil(first as u128 + min as u128)).max(1) as u64;
         let step = if chunks > 1 { (first - min) / (chunks - 1) } else { 0 };
         let shrinking = if step > 0 {
             (first - min).div_ceil(step)
@@ -564,11 +556,20 @@ impl Trapezoid {
 
     /// The first iteration of chunk `i`.
     pub(crate) fn start(&self, i: u64) -> u64 {
+        let (first, step, min) = (self.first as u128, self.step as u128, self.min as u128);
         let i = i as u128;
-        let k = i.min(self.shrinking);
-        let start = k * self.first - self.step * k * k.saturating_sub(1) / 2 + (i - k) * self.min;
+        let k = i.min(self.shrinking as u128);
+        let start = k * first - step * k * k.saturating_sub(1) / 2 + (i - k) * min;
         start.min(u64::MAX as u128) as u64
     }
+}
+
+/// Thread `tid`'s block when `n` items are split into `nth` balanced blocks: (first, count).
+#[inline]
+fn balanced_block(n: u64, nth: u32, tid: u32) -> (u64, u64) {
+    let (q, r) = (n / nth as u64, n % nth as u64);
+    let t = tid as u64;
+    (t * q + t.min(r), q + u64::from(t < r))
 }
 
 /// libomp's simd kinds (46 guided, 47 runtime) pass the simd width as the chunk: chunks are
