@@ -108,15 +108,24 @@ impl BlockCache {
     /// A block of at least `size` bytes, 16-aligned. The caller is this cache's owner.
     #[inline]
     pub(crate) fn alloc(&self, size: usize) -> Block {
-        let Some(c) = class_of(size) else {
-            return Block { ptr: system_alloc(layout(size)), home: std::ptr::null() };
-        };
+        if let Some(b) = self.try_alloc(size) {
+            return b;
+        }
+        match class_of(size) {
+            Some(c) => self.refill(c),
+            None => Block { ptr: system_alloc(layout(size)), home: std::ptr::null() },
+        }
+    }
+
+    /// [`alloc`](Self::alloc)'s common case: a block from the local list of `size`'s class,
+    /// or None (no class, or the list is empty) without calling anything, so that a caller's
+    /// fast path built on it stays a leaf. The caller is this cache's owner.
+    #[inline]
+    pub(crate) fn try_alloc(&self, size: usize) -> Option<Block> {
+        let c = class_of(size)?;
         // SAFETY: the owner is the only thread touching `local`.
         let local = unsafe { &mut (*self.local.get())[c] };
-        if let Some(p) = local.pop() {
-            return Block { ptr: p, home: self };
-        }
-        self.refill(c)
+        local.pop().map(|p| Block { ptr: p, home: self })
     }
 
     /// The local list of class `c` is empty: takes the blocks other threads gave back, or a

@@ -48,57 +48,57 @@ pub fn current(th: Thread) -> &'static Task {
     unsafe { &*th.ctx().task }
 }
 
-/// `__kmpc_omp_task_alloc`: a new child of the current task; returns its `kmp_task_t`. One
-/// look at the tracing flag: the traced allocation (its state and the task's creation event)
-/// is a cold copy.
+/// `__kmpc_omp_task_alloc`: a new child of the calling thread's current task; returns its
+/// `kmp_task_t`. The common case (a known thread, tracing off, a block on the thread's local
+/// list) calls nothing, so it needs no stack frame; the rest (a thread the runtime does not
+/// know yet, the traced allocation with its state and the task's creation event, a block from
+/// elsewhere) is a cold copy.
 #[inline]
 pub fn alloc(
-    th: Thread,
     flags: u32,
     sizeof_task: usize,
     sizeof_shareds: usize,
     routine: Option<Routine>,
 ) -> *mut KmpTask {
-    if oxiomp_instrument::enabled() {
-        return alloc_traced(th, flags, sizeof_task, sizeof_shareds, routine);
+    if !oxiomp_instrument::enabled()
+        && let Some(th) = Thread::peek()
+        && let Some(block) = th.desc().task_cache().try_alloc(task::block_size(sizeof_task, sizeof_shareds))
+    {
+        let n = NewTask {
+            parent: current(th),
+            id: next_id(th),
+            flags,
+            sizeof_task,
+            sizeof_shareds,
+            routine,
+            traced: false,
+        };
+        // SAFETY: a block of `block_size` bytes from the thread's own cache.
+        return unsafe { task::init(block, n) }.kmp();
     }
-    new_child(th, flags, sizeof_task, sizeof_shareds, routine, false).kmp()
+    alloc_slow(flags, sizeof_task, sizeof_shareds, routine)
 }
 
 #[cold]
 #[inline(never)]
-fn alloc_traced(
-    th: Thread,
+fn alloc_slow(
     flags: u32,
     sizeof_task: usize,
     sizeof_shareds: usize,
     routine: Option<Routine>,
 ) -> *mut KmpTask {
-    oxiomp_instrument::task_allocation_enter();
-    let t = new_child(th, flags, sizeof_task, sizeof_shareds, routine, true);
-    oxiomp_instrument::task_allocation_exit();
+    let th = Thread::current();
+    let traced = oxiomp_instrument::enabled();
+    if traced {
+        oxiomp_instrument::task_allocation_enter();
+    }
+    let n =
+        NewTask { parent: current(th), id: next_id(th), flags, sizeof_task, sizeof_shareds, routine, traced };
+    let t = task::alloc(n, th.desc().task_cache());
+    if traced {
+        oxiomp_instrument::task_allocation_exit();
+    }
     t.kmp()
-}
-
-#[inline(always)]
-fn new_child(
-    th: Thread,
-    flags: u32,
-    sizeof_task: usize,
-    sizeof_shareds: usize,
-    routine: Option<Routine>,
-    traced: bool,
-) -> &'static Task {
-    task::alloc(NewTask {
-        parent: current(th),
-        cache: th.desc().task_cache(),
-        id: next_id(th),
-        flags,
-        sizeof_task,
-        sizeof_shareds,
-        routine,
-        traced,
-    })
 }
 
 /// A task number unique in the process: the thread's gtid and its own count.
@@ -143,19 +143,32 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
     r
 }
 
-/// `__kmpc_omp_task`: [`submit`] for a task without dependences, with the common case inline:
-/// a new task without priority or detach event that the cut-off runs at once.
+/// `__kmpc_omp_task`: [`submit`] for a task without dependences, with the common cases inline:
+/// a new task without priority or detach event that the cut-off runs at once, and an untied
+/// task, running here, re-submitting itself for a next part that runs here too.
 #[inline]
 pub fn submit_task(th: Thread, t: &'static Task) {
-    // Relaxed: a new task is not shared yet (see `submit`).
-    if t.parts.load(Ordering::Relaxed) == 0
-        && t.flags & flags::PRIORITY == 0
-        && runs_at_once(t, || may_defer(th, t))
-    {
+    // Relaxed: a new task is not shared yet; a running untied task's own re-submission reads
+    // what its own thread wrote (see `submit`).
+    let parts = t.parts.load(Ordering::Relaxed);
+    if parts == 0 && t.flags & flags::PRIORITY == 0 && runs_at_once(t, || may_defer(th, t)) {
         t.parts.store(1, Ordering::Relaxed);
         run_at_once(th, t);
         return;
     }
+    // As in `submit` (an if(0) task runs its parts nested instead).
+    if parts != 0 && std::ptr::eq(th.ctx().task, t) && !t.if0.get() && !may_defer(th, t) {
+        rerun_here(th, t);
+        return;
+    }
+    submit_queued(th, t);
+}
+
+/// [`submit_task`] beyond its common case: out of line, so that the common case keeps a
+/// small frame (no dependence list).
+#[cold]
+#[inline(never)]
+fn submit_queued(th: Thread, t: &'static Task) {
     submit(th, t, &mut Vec::new());
 }
 
@@ -979,7 +992,7 @@ unsafe extern "C" fn run_rust_body(_gtid: i32, kt: *mut KmpTask) -> i32 {
 /// safe entry point for Rust code and tests (the compiler's path is `alloc` + `submit`).
 pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
     let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<Body>();
-    let kt = alloc(th, flags::TIED, size, 0, Some(run_rust_body));
+    let kt = alloc(flags::TIED, size, 0, Some(run_rust_body));
     // SAFETY: the task was allocated with room for a `Body` after its `kmp_task_t`, 8-aligned.
     unsafe { std::ptr::write((kt as *mut u8).add(std::mem::size_of::<KmpTask>()) as *mut Body, Box::new(f)) };
     // SAFETY: `kt` is the task just allocated.
@@ -991,7 +1004,7 @@ pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
 /// Runs `f` as an undeferred task (`if(0)`) of the current task: the safe counterpart of
 /// `begin_if0` / the compiler's direct call / `complete_if0`.
 pub fn undeferred(th: Thread, f: impl FnOnce()) {
-    let kt = alloc(th, flags::TIED, std::mem::size_of::<KmpTask>(), 0, None);
+    let kt = alloc(flags::TIED, std::mem::size_of::<KmpTask>(), 0, None);
     // SAFETY: `kt` is the task just allocated.
     let t: &'static Task = unsafe { Task::from_kmp(kt) };
     begin_if0(th, t);

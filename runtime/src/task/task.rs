@@ -409,8 +409,7 @@ struct ChildHead {
 /// Where the parts of a new explicit task come from.
 pub(crate) struct NewTask<'a> {
     pub parent: &'a Task,
-    /// The allocating thread's block cache and a task number unique in the process.
-    pub cache: &'a BlockCache,
+    /// A task number unique in the process.
     pub id: u64,
     pub flags: u32,
     pub sizeof_task: usize,
@@ -420,13 +419,43 @@ pub(crate) struct NewTask<'a> {
     pub traced: bool,
 }
 
-/// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
-/// `n.parent` and returns its header.
+impl NewTask<'_> {
+    #[inline]
+    fn size(&self) -> usize {
+        block_size(self.sizeof_task, self.sizeof_shareds)
+    }
+}
+
+/// The bytes of a task's block: header, `kmp_task_t` with privates (8-aligned), shareds.
 #[inline]
-pub(crate) fn alloc(n: NewTask) -> &'static Task {
-    let body = (n.sizeof_task.max(std::mem::size_of::<KmpTask>()) + 7) & !7;
-    let size = HEADER + body + n.sizeof_shareds;
-    let block = n.cache.alloc(size);
+pub(crate) fn block_size(sizeof_task: usize, sizeof_shareds: usize) -> usize {
+    HEADER + body_size(sizeof_task) + sizeof_shareds
+}
+
+/// The bytes of `kmp_task_t` and privates, as laid out after the header.
+#[inline]
+fn body_size(sizeof_task: usize) -> usize {
+    (sizeof_task.max(std::mem::size_of::<KmpTask>()) + 7) & !7
+}
+
+/// Allocates an explicit task (header, `kmp_task_t` with privates, shareds) as a child of
+/// `n.parent` from `cache`, and returns its header.
+#[inline]
+pub(crate) fn alloc(n: NewTask, cache: &BlockCache) -> &'static Task {
+    let block = cache.alloc(n.size());
+    // SAFETY: a block of `n.size()` bytes from `alloc`.
+    unsafe { init(block, n) }
+}
+
+/// Writes a new explicit task (see [`alloc`]) into `block` and returns its header.
+///
+/// # Safety
+/// `block` came from [`BlockCache::alloc`] (or `try_alloc`) with at least [`block_size`]
+/// bytes for `n` and is not in use.
+#[inline]
+pub(crate) unsafe fn init(block: Block, n: NewTask) -> &'static Task {
+    let body = body_size(n.sizeof_task);
+    let size = n.size();
     let p = block.ptr;
     let parent = n.parent;
     // A proxy task completes as a detachable one does: its body, then its owner's word.

@@ -260,7 +260,7 @@ fn spawn_range(th: Thread, l: &Loop, k0: u64, k1: u64) {
     // The loop is released by the destructors thunk, which runs even when the task is
     // cancelled before its body could.
     let flags = task::flags::TIED | task::flags::DESTRUCTORS | (l.pattern.flags & task::flags::PRIORITY);
-    let kt = super::alloc(th, flags, std::mem::size_of::<RangeTask>(), 0, Some(run_range_task));
+    let kt = super::alloc(flags, std::mem::size_of::<RangeTask>(), 0, Some(run_range_task));
     // SAFETY: allocated with room for a RangeTask; the task is not shared yet.
     unsafe {
         let r = kt as *mut RangeTask;

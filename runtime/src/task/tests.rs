@@ -252,7 +252,7 @@ fn untied_task_run_at_once_then_queued_is_waited_for() {
         }
         assert_eq!(th.team().tasks().own_len(0), CUTOFF, "the deque is full");
         let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<*const AtomicU32>();
-        let kt = alloc(th, 0, size, 0, Some(untied_entry));
+        let kt = alloc(0, size, 0, Some(untied_entry));
         // SAFETY: room for the pointer was allocated; the task is not submitted yet.
         unsafe { *(kt.add(1) as *mut *const AtomicU32) = &part1 };
         // SAFETY: just allocated.
