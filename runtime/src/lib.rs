@@ -4,8 +4,8 @@
 //! One [`Runtime`] holds everything process-wide; each thread reaches its own descriptor through
 //! one thread-local pointer ([`Thread::current`]).
 //!
-//! Under `--cfg loom` only the concurrency cores (`sync`, `barrier`) are built, for the model
-//! checker.
+//! Under `--cfg loom` only the concurrency cores (`sync`, with the wait protocol and the
+//! dependence release, and `barrier`) are built, for the model checker.
 
 #[cfg(not(loom))]
 pub mod affinity_format;

@@ -5,6 +5,8 @@ pub(crate) mod atomic;
 #[cfg(not(loom))]
 pub(crate) mod fork_lock;
 pub(crate) mod futex;
+pub(crate) mod mutex;
+pub(crate) mod release;
 pub(crate) mod wait;
 
 #[cfg(not(loom))]

@@ -19,22 +19,17 @@
 //! address.
 //!
 //! # Release protocol
-//! A node's `npred` starts at 1 (a guard held by the thread registering it) and counts the
-//! predecessors it waits for. An edge p -> s is added under p's successor lock, and only if p
-//! has not completed (its `done` flag is set under the same lock): so every edge added is
-//! released exactly once. The registering thread drops the guard last; whoever brings `npred`
-//! to 0 (the registering thread or the last predecessor's completion) makes the node ready,
-//! exactly once. `npred` decrements are AcqRel: the thread that readies a task has seen every
-//! predecessor's writes.
+//! The edges follow `sync/release.rs` (its proof and loom models are there): an edge p -> s is
+//! added under p's successor lock only while p has not completed, a node waits for a
+//! registration guard plus its edges, and the last of those to be released makes it ready.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use super::task::{Kind, Task, alloc_node, release_ref};
-use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, Ordering};
 
 /// Dependence kinds (the flag byte of `kmp_depend_info`).
 pub mod kind {
@@ -77,33 +72,6 @@ impl Access {
             Access::MutexInOutSet
         } else {
             Access::Out
-        }
-    }
-}
-
-/// The successor side of a node.
-struct Succ {
-    /// Set when the node completed: no edges may be added after.
-    done: bool,
-    first: *const Task,
-    rest: Vec<*const Task>,
-}
-
-/// Per-task dependence state.
-pub(crate) struct DepNode {
-    /// Predecessors not complete, plus the registration guard.
-    pub(crate) npred: AtomicU32,
-    succ: Mutex<Succ>,
-    /// Whether the node ever entered a dependence map (only those can have successors).
-    pub(crate) tracked: AtomicBool,
-}
-
-impl DepNode {
-    pub(crate) fn new() -> DepNode {
-        DepNode {
-            npred: AtomicU32::new(1),
-            succ: Mutex::new(Succ { done: false, first: std::ptr::null(), rest: Vec::new() }),
-            tracked: AtomicBool::new(false),
         }
     }
 }
@@ -229,27 +197,15 @@ pub(crate) struct DepMap {
 
 /// Adds the edge `pred -> succ` unless `pred` has completed.
 fn add_edge(pred: &Task, succ: &Task) {
-    if std::ptr::eq(pred, succ) {
-        return;
-    }
-    let mut s = pred.dep.succ.lock();
-    if s.done {
-        return;
-    }
-    // Relaxed: the guard keeps npred > 0 until registration ends; the AcqRel decrements
-    // order the rest.
-    succ.dep.npred.fetch_add(1, Ordering::Relaxed);
-    if s.first.is_null() {
-        s.first = succ;
-    } else {
-        s.rest.push(succ);
+    if !std::ptr::eq(pred, succ) {
+        pred.dep.add_edge(NonNull::from(succ), &succ.dep);
     }
 }
 
 /// Drops completed members when a group grows large.
 fn prune(group: &mut Vec<NodeRef>) {
     if group.len() >= 64 && group.len().is_power_of_two() {
-        group.retain(|n| !n.get().dep.succ.lock().done);
+        group.retain(|n| !n.get().dep.is_complete());
     }
 }
 
@@ -257,7 +213,7 @@ impl DepMap {
     /// Registers `t`'s dependences (addresses deduplicated by the caller) and adds its edges.
     /// Returns the mutexinoutset locks the task must hold, sorted by address.
     pub(crate) fn register(&mut self, t: &Task, deps: &[Dep]) -> Vec<Arc<MutexSlot>> {
-        t.dep.tracked.store(true, Ordering::Relaxed); // Relaxed: read by the same thread later.
+        t.dep_tracked.store(true, Ordering::Relaxed); // Relaxed: read by the same thread later.
         let mut mutexes = Vec::new();
         if deps.iter().any(|d| d.kind == Access::AllMemory) {
             self.register_all(t);
@@ -360,9 +316,7 @@ impl DepMap {
 /// Drops the registration guard of `t`; true if `t` is ready now (the caller then makes it
 /// ready). For join nodes, completes them instead when ready.
 pub(crate) fn finish_registration(t: &Task) -> bool {
-    // AcqRel: pairs with the predecessors' decrements (their writes are visible to whoever
-    // runs `t`).
-    if t.dep.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
+    if !t.dep.arrive() {
         return false;
     }
     if t.kind == Kind::Join {
@@ -383,26 +337,15 @@ fn complete_join(j: &Task) {
 /// Marks `t` complete for dependence purposes and releases its successors: each one whose
 /// last predecessor this was is handed to `ready`.
 pub(crate) fn release_successors(t: &Task, ready: &mut dyn FnMut(&'static Task)) {
-    let (first, rest) = {
-        let mut s = t.dep.succ.lock();
-        s.done = true;
-        (std::mem::replace(&mut s.first, std::ptr::null()), std::mem::take(&mut s.rest))
-    };
-    let mut one = |p: *const Task| {
+    for p in t.dep.complete() {
         // SAFETY: a successor cannot complete (nor be freed) before this edge is released.
-        let s: &'static Task = unsafe { &*p };
-        if s.dep.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let s: &'static Task = unsafe { &*p.as_ptr() };
+        if s.dep.arrive() {
             match s.kind {
                 Kind::Join => complete_join(s),
                 _ => ready(s),
             }
         }
-    };
-    if !first.is_null() {
-        one(first);
-    }
-    for p in rest {
-        one(p);
     }
 }
 

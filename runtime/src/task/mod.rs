@@ -509,7 +509,7 @@ fn retire_quietly(th: Thread, t: &'static Task) -> bool {
         return false;
     }
     debug_assert_eq!(t.refs.load(Ordering::Relaxed), 1);
-    debug_assert!(!t.dep.tracked.load(Ordering::Relaxed));
+    debug_assert!(!t.dep_tracked.load(Ordering::Relaxed));
     t.state.store(State::Complete as u32, Ordering::Relaxed);
     // SAFETY: the parent is the task suspended on this thread beneath `t`, alive.
     task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
@@ -574,7 +574,7 @@ fn finish(t: &'static Task, th: Option<Thread>) {
     // No more children can be generated: the map's references go.
     // SAFETY: the task's body has ended; only its completion touches the map now.
     drop(unsafe { (*t.child_deps.get()).take() });
-    if t.dep.tracked.load(Ordering::Relaxed) {
+    if t.dep_tracked.load(Ordering::Relaxed) {
         oxiomp_instrument::task_releasing_deps_enter();
         deps::release_successors(t, &mut |s| make_ready(s));
         oxiomp_instrument::task_releasing_deps_exit();
@@ -913,7 +913,7 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     w.refs.fetch_add(1, Ordering::Relaxed);
     map.watch(w, deps);
     if !deps::finish_registration(w) {
-        constrained(th, || wait_until(th, &|| w.dep.npred.load(Ordering::Acquire) == 0));
+        constrained(th, || wait_until(th, &|| w.dep.is_ready()));
     } else {
         release_ref(w);
     }

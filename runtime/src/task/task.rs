@@ -19,9 +19,12 @@ use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
 
 use super::cache::{self, Block, BlockCache};
-use super::deps::{DepMap, DepNode};
+use std::ptr::NonNull;
+
+use super::deps::DepMap;
 use super::group::TaskGroup;
-use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::sync::release::DepRelease;
 use crate::team::Team;
 use crate::thread::IcvSave;
 
@@ -127,11 +130,14 @@ pub struct Task {
     pub(crate) counted: Cell<Counted>,
     /// Whether the task holds a reference on its parent (see [`hold_ancestors`]).
     pub(crate) parent_ref: Cell<bool>,
+    /// Whether the task ever entered a dependence map (only those can have dependants).
+    pub(crate) dep_tracked: AtomicBool,
     pub(crate) refs: AtomicU32,
     pub(crate) parts: AtomicU32,
     /// Detach state (bits `EVENT_*`).
     pub(crate) event: AtomicU32,
-    pub(crate) dep: DepNode,
+    /// What the task waits for among its siblings, and its dependants (`sync/release.rs`).
+    pub(crate) dep: DepRelease<NonNull<Task>>,
     /// The innermost taskgroup open in this task (starts as `group`). Touched only by the
     /// thread executing the task.
     pub(crate) cur_group: Cell<*const TaskGroup>,
@@ -206,10 +212,11 @@ impl Task {
             spawned: AtomicU32::new(0),
             counted: Cell::new(Counted::No),
             parent_ref: Cell::new(false),
+            dep_tracked: AtomicBool::new(false),
             refs: AtomicU32::new(1),
             parts: AtomicU32::new(0),
             event: AtomicU32::new(0),
-            dep: DepNode::new(),
+            dep: DepRelease::new(),
             cur_group: Cell::new(std::ptr::null()),
             child_deps: UnsafeCell::new(None),
             icvs: IcvSave::new(),
@@ -256,10 +263,11 @@ impl Task {
             addr_of_mut!((*p).spawned).write(AtomicU32::new(0));
             addr_of_mut!((*p).counted).write(Cell::new(Counted::No));
             addr_of_mut!((*p).parent_ref).write(Cell::new(false));
+            addr_of_mut!((*p).dep_tracked).write(AtomicBool::new(false));
             addr_of_mut!((*p).refs).write(AtomicU32::new(1));
             addr_of_mut!((*p).parts).write(AtomicU32::new(0));
             addr_of_mut!((*p).event).write(AtomicU32::new(0));
-            addr_of_mut!((*p).dep).write(DepNode::new());
+            addr_of_mut!((*p).dep).write(DepRelease::new());
             addr_of_mut!((*p).cur_group).write(Cell::new(group));
             addr_of_mut!((*p).child_deps).write(UnsafeCell::new(None));
             IcvSave::init_empty(addr_of_mut!((*p).icvs));
@@ -295,6 +303,7 @@ impl Task {
             spawned: _,
             counted: _,
             parent_ref: _,
+            dep_tracked: _,
             refs: _,
             parts: _,
             event: _,
