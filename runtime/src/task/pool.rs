@@ -7,19 +7,9 @@
 //!
 //! # Waking waiters (see README.md)
 //! Threads that wait for a condition (a count reaching 0) run tasks meanwhile, spin and yield
-//! for the block time, then park on `epoch`:
-//!
-//! ```text
-//! waiter                                      notifier (push, or a count reaching 0)
-//! e = epoch.load()                            change the state (push / RMW on the count)
-//! sleepers.fetch_add(1); fence(SeqCst)        fence(SeqCst)
-//! if condition or work visible: retry         if sleepers.load() > 0:
-//! futex_wait(epoch, e)                            epoch += 1; futex_wake(epoch)
-//! sleepers.fetch_sub(1)
-//! ```
-//! The two fences are totally ordered: either the waiter's check sees the new state, or the
-//! notifier sees the sleeper and bumps the epoch, which makes `futex_wait` return (it checks
-//! `epoch == e` atomically with queueing).
+//! for the block time, then park in the pool's [`Sleep`] (`sync/sleep.rs`: the protocol, why
+//! no wake-up is lost, and its loom models); every push and every count that reaches 0
+//! notifies it.
 
 use std::collections::BinaryHeap;
 
@@ -27,8 +17,8 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 
 use super::task::TaskRef;
-use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering, fence};
-use crate::sync::futex;
+use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::sync::sleep::Sleep;
 
 struct Prio {
     priority: i32,
@@ -61,8 +51,7 @@ pub(crate) struct TaskPool {
     injector: Injector<TaskRef>,
     prio: parking_lot::Mutex<(BinaryHeap<Prio>, u64)>,
     has_prio: AtomicBool,
-    epoch: CachePadded<AtomicU32>,
-    sleepers: AtomicU32,
+    sleep: Sleep,
     /// Threads outside the team completing one of its tasks (detach fulfilled elsewhere).
     foreign: AtomicU32,
 }
@@ -83,8 +72,7 @@ impl TaskPool {
             injector: Injector::new(),
             prio: parking_lot::Mutex::new((BinaryHeap::new(), 0)),
             has_prio: AtomicBool::new(false),
-            epoch: CachePadded::new(AtomicU32::new(0)),
-            sleepers: AtomicU32::new(0),
+            sleep: Sleep::new(),
             foreign: AtomicU32::new(0),
         }
     }
@@ -227,32 +215,12 @@ impl TaskPool {
     /// After a state change waiters may be waiting for: wake them if any sleeps.
     #[inline]
     pub(crate) fn notify(&self) {
-        // The notifier's fence of the protocol in the module docs.
-        fence(Ordering::SeqCst);
-        // Relaxed: ordered by the fence pair.
-        if self.sleepers.load(Ordering::Relaxed) != 0 {
-            self.wake();
-        }
+        self.sleep.notify();
     }
 
-    #[cold]
-    fn wake(&self) {
-        self.epoch.fetch_add(1, Ordering::Relaxed); // Relaxed: the futex word only.
-        futex::wake_all(&self.epoch);
-    }
-
-    /// Parks until notified, unless `cond` holds or work is visible after announcing.
+    /// Parks until notified, unless `cond` holds or work is visible once announced.
     pub(crate) fn park(&self, cond: &dyn Fn() -> bool) {
-        let e = self.epoch.load(Ordering::Relaxed);
-        // Relaxed + fence: the waiter's half of the protocol.
-        self.sleepers.fetch_add(1, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        if !cond() && !self.has_work() {
-            futex::wait(&self.epoch, e);
-        }
-        // Relaxed: the count only tells notifiers whether to wake; a stale non-zero value
-        // costs one spurious wake-up.
-        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        self.sleep.park(&|| cond() || self.has_work());
     }
 
     /// A thread outside the team is about to complete one of its tasks (the pool is alive:
