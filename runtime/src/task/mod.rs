@@ -31,11 +31,9 @@ pub use task::{KmpTask, KmpTaskloop, Routine, Task};
 
 use crate::sync::WaitPolicy;
 use crate::sync::atomic::Ordering;
+use crate::sync::retire;
 use crate::thread::{IcvSave, Thread};
-use task::{
-    Counted, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, RETIRED_MASK, SELF_DONE, State, TaskRef, flags,
-    release_ref,
-};
+use task::{Counted, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, flags, release_ref};
 
 /// Ready tasks a creator may queue before it runs new ones at once.
 const CUTOFF: usize = 64;
@@ -629,10 +627,9 @@ fn uncount(t: &Task) {
     let done = parent.completed.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
     zero |= done == parent.created.load(Ordering::Relaxed);
     // The task's subtree is done if it never had children (none can come now), or when the
-    // last one retires; `SELF_DONE` arbitrates between us and that child.
-    let retire_now = t.spawned.load(Ordering::Relaxed) == 0 || all_retired(t, add_retired(t, SELF_DONE));
-    if retire_now {
-        zero |= retire(t);
+    // last one retires (`sync/retire.rs` arbitrates between us and that child).
+    if retire::self_done(t) {
+        zero |= retire::retire(t);
     }
     if zero {
         pool.notify();
@@ -656,53 +653,8 @@ fn uncount_undeferred(t: &Task) {
         task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
         return;
     }
-    if all_retired(t, add_retired(t, SELF_DONE)) && retire(t) {
+    if retire::self_done(t) && retire::retire(t) {
         t.team().tasks().notify();
-    }
-}
-
-/// Whether `retired` (a value of `t.retired`) says every child of `t` has retired.
-#[inline]
-fn all_retired(t: &Task, retired: u32) -> bool {
-    retired & RETIRED_MASK == t.spawned.load(Ordering::Relaxed) & RETIRED_MASK
-}
-
-/// Adds `delta` (one retired child, or `SELF_DONE`) to `t.retired` (the count wraps within
-/// its 31 bits) and returns the new value.
-fn add_retired(t: &Task, delta: u32) -> u32 {
-    // SeqCst: as `completed`, an AcqRel chain through which the deciding thread sees the final
-    // `created`; and a waiter parked on the count is woken (see `pool`).
-    let mut old = t.retired.load(Ordering::Relaxed);
-    loop {
-        let new = if delta == SELF_DONE {
-            old | SELF_DONE
-        } else {
-            (old & SELF_DONE) | (old.wrapping_add(1) & RETIRED_MASK)
-        };
-        match t.retired.compare_exchange_weak(old, new, Ordering::SeqCst, Ordering::Relaxed) {
-            Ok(_) => return new,
-            Err(o) => old = o,
-        }
-    }
-}
-
-/// `t` and all its descendants are complete: count it retired in its parent, and so on up
-/// while parents retire with it. Returns true if an implicit task's count reached its
-/// `created` (barrier waiters may go on).
-fn retire(t: &Task) -> bool {
-    let mut t = t;
-    loop {
-        // SAFETY: `t` holds a reference on its parent until it is freed, and a retiring `t`
-        // is kept alive by the child (or the completion) that retires it.
-        let parent = unsafe { &*t.parent };
-        let r = add_retired(parent, 1);
-        if parent.kind == Kind::Implicit {
-            return all_retired(parent, r);
-        }
-        if r & SELF_DONE == 0 || !all_retired(parent, r) {
-            return false;
-        }
-        t = parent;
     }
 }
 

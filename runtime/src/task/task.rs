@@ -25,6 +25,7 @@ use super::deps::DepMap;
 use super::group::TaskGroup;
 use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use crate::sync::release::DepRelease;
+use crate::sync::retire::{self, Retiring};
 use crate::team::Team;
 use crate::thread::IcvSave;
 
@@ -162,7 +163,7 @@ pub struct Task {
     pub(crate) completed: AtomicU32,
     /// Children retired (complete with all their descendants), modulo 2^31, and bit
     /// `SELF_DONE` once this task itself has completed. Barriers wait until an implicit task's
-    /// count equals `created`; see `retire` in `mod.rs` and README.md.
+    /// count equals `spawned`; see `sync/retire.rs` and README.md.
     pub(crate) retired: AtomicU32,
 }
 
@@ -183,10 +184,28 @@ pub(crate) fn bump(c: &AtomicU32, delta: u32) {
     c.store(c.load(Ordering::Relaxed).wrapping_add(delta), Ordering::Relaxed);
 }
 
-/// `Task::retired`: the task has completed (its own share of the subtree is gone).
-pub(crate) const SELF_DONE: u32 = 1 << 31;
-/// `Task::retired`: the count of retired children.
-pub(crate) const RETIRED_MASK: u32 = SELF_DONE - 1;
+/// A task is a node of its implicit task's retirement tree (`sync/retire.rs`).
+impl Retiring for Task {
+    #[inline]
+    fn spawned(&self) -> &AtomicU32 {
+        &self.spawned
+    }
+    #[inline]
+    fn retired(&self) -> &AtomicU32 {
+        &self.retired
+    }
+    #[inline]
+    fn parent(&self) -> &Task {
+        // SAFETY: an explicit task holds a reference on its parent until it is freed (or its
+        // parent is suspended beneath it, or implicit and alive in the team), and a retiring
+        // task is kept alive by the child (or the completion) that retires it.
+        unsafe { &*self.parent }
+    }
+    #[inline]
+    fn is_root(&self) -> bool {
+        self.kind == Kind::Implicit
+    }
+}
 
 /// Bytes reserved for the header: `kmp_task_t` starts 16-byte aligned after it.
 pub(crate) const HEADER: usize = (std::mem::size_of::<Task>() + 15) & !15;
@@ -377,8 +396,7 @@ impl Task {
     /// Acquire: pairs with the retirers' AcqRel updates.
     #[inline]
     pub(crate) fn descendants_done(&self) -> bool {
-        self.retired.load(Ordering::Acquire) & RETIRED_MASK
-            == self.spawned.load(Ordering::Relaxed) & RETIRED_MASK
+        retire::tree_done(self)
     }
 
     /// Whether the task carries its own copy of the ICVs (an if(0) task's slot holds its
