@@ -7,6 +7,7 @@ pub(crate) mod fork_lock;
 pub(crate) mod futex;
 pub(crate) mod mutex;
 pub(crate) mod release;
+pub(crate) mod remote_stack;
 pub(crate) mod retire;
 pub(crate) mod sleep;
 pub(crate) mod wait;

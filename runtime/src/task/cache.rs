@@ -3,24 +3,22 @@
 //! no system allocator call on the steady-state path.
 //!
 //! Blocks come in a few size classes. The owner keeps a local free list per class; other
-//! threads push freed blocks onto the owner's lock-free remote stack (a Treiber stack with a
-//! CAS push, its top word counting the blocks), which the owner takes over whole, in one swap,
-//! as its local list when that runs dry. There is no
-//! ABA hazard: nobody pops single nodes from the remote stack, the owner takes all of it.
+//! threads push freed blocks onto the owner's lock-free remote stack (`sync/remote_stack.rs`:
+//! a CAS push, its top word counting the blocks; model-checked with loom), which the owner
+//! takes over whole, in one swap, as its local list when that runs dry.
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
 
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::remote_stack::{Link, RemoteStack};
 
 /// Block sizes of the classes, in bytes.
 const CLASSES: [usize; 4] = [256, 512, 1024, 2048];
 /// Blocks a local free list keeps per class; beyond that they go back to the system.
 const LOCAL_MAX: usize = 4096;
 
-struct FreeBlock {
-    next: *mut FreeBlock,
-}
+/// A free block, linked through its first word.
+type FreeBlock = Link;
 
 /// A free list of one class, owner only: blocks linked through their first word.
 struct LocalList {
@@ -57,11 +55,8 @@ impl LocalList {
 pub(crate) struct BlockCache {
     /// Owner only.
     local: UnsafeCell<[LocalList; CLASSES.len()]>,
-    /// Per class, the remote stack's top: a block address in the low 48 bits and the number
-    /// of blocks on the stack (saturating) in the high 16, so that the owner adopts a whole
-    /// stack as its local list without walking it (each block it would visit was last written
-    /// by the thread that freed it: a cache miss per block).
-    remote: [AtomicU64; CLASSES.len()],
+    /// Per class, the blocks other threads gave back.
+    remote: [RemoteStack; CLASSES.len()],
 }
 
 // SAFETY: `local` is touched only by the owning thread (`alloc`, and `free` when called by
@@ -101,7 +96,7 @@ impl BlockCache {
     pub(crate) fn new() -> BlockCache {
         BlockCache {
             local: UnsafeCell::new(std::array::from_fn(|_| LocalList { head: std::ptr::null_mut(), len: 0 })),
-            remote: std::array::from_fn(|_| AtomicU64::new(0)),
+            remote: std::array::from_fn(|_| RemoteStack::new()),
         }
     }
 
@@ -134,31 +129,13 @@ impl BlockCache {
     fn refill(&self, c: usize) -> Block {
         // SAFETY: the owner is the only thread touching `local`.
         let local = unsafe { &mut (*self.local.get())[c] };
-        // Acquire: pairs with the Release of the pushes, whose blocks we now own.
-        let top = self.remote[c].swap(0, Ordering::Acquire);
         // The local list is empty: the stack becomes it as it is (linked through `next`).
-        local.head = stack_block(top);
-        local.len = stack_len(top);
+        (local.head, local.len) = self.remote[c].take_all();
         match local.pop() {
             Some(p) => Block { ptr: p, home: self },
             None => Block { ptr: system_alloc(class_layout(c)), home: self },
         }
     }
-}
-
-/// Bits of a remote stack's top word holding the block address (x86-64 and AArch64 user
-/// addresses fit in 48 bits), and the most blocks its count says.
-const ADDR_BITS: u32 = 48;
-const LEN_MAX: u64 = (1 << (64 - ADDR_BITS)) - 1;
-
-/// The top block of a remote stack's top word (null: empty).
-fn stack_block(top: u64) -> *mut FreeBlock {
-    (top & ((1 << ADDR_BITS) - 1)) as usize as *mut FreeBlock
-}
-
-/// The number of blocks a remote stack's top word counts (saturated at `LEN_MAX`).
-fn stack_len(top: u64) -> usize {
-    (top >> ADDR_BITS) as usize
 }
 
 /// The layout of a system block of `size` bytes.
@@ -221,26 +198,12 @@ unsafe fn free_slow(b: Block, c: usize, home: &BlockCache, mine: bool) {
         unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
         return;
     }
-    let node = b.ptr as *mut FreeBlock;
-    if node as u64 >> ADDR_BITS != 0 {
+    // SAFETY: the block is free, at least pointer-sized, ours to give back.
+    if !unsafe { home.remote[c].push(b.ptr as *mut FreeBlock) } {
         // An address beyond 48 bits (a 57-bit address space) does not fit the top word: the
         // block goes back to the system instead.
         // SAFETY: the block came from the system with this class's layout.
         unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
-        return;
-    }
-    // Relaxed: only a guess for the CAS below, which re-reads on failure.
-    let mut top = home.remote[c].load(Ordering::Relaxed);
-    loop {
-        // SAFETY: the block is free and at least pointer-sized. (The top block is never
-        // dereferenced here: it may be in use again by the time we look.)
-        unsafe { (*node).next = stack_block(top) };
-        let new = node as u64 | ((stack_len(top) as u64 + 1).min(LEN_MAX) << ADDR_BITS);
-        // Release: the owner that swaps the stack out sees the node's `next`.
-        match home.remote[c].compare_exchange_weak(top, new, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return,
-            Err(t) => top = t,
-        }
     }
 }
 
