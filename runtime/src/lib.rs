@@ -4,8 +4,9 @@
 //! One [`Runtime`] holds everything process-wide; each thread reaches its own descriptor through
 //! one thread-local pointer ([`Thread::current`]).
 //!
-//! Under `--cfg loom` only the concurrency cores (`sync`, with the wait protocol and the
-//! dependence release, and `barrier`) are built, for the model checker.
+//! Under `--cfg loom` only the concurrency cores (`sync`: the wait protocol, the task pool's
+//! sleep, task retirement, the dependence release, the remote stack of freed task blocks; and
+//! `barrier`) are built, for the model checker.
 
 #[cfg(not(loom))]
 pub mod affinity_format;

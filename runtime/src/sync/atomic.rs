@@ -1,5 +1,5 @@
 //! The atomics facade: std's atomics normally, loom's under `--cfg loom` (where only the
-//! concurrency cores, `sync` and `barrier`, are compiled and model-checked).
+//! concurrency cores, `sync` and `barrier`, are compiled and model-checked; see `lib.rs`).
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};

@@ -44,7 +44,8 @@ impl RemoteStack {
     /// word (a 57-bit address space): the caller gives the block back another way.
     ///
     /// # Safety
-    /// `node` is valid for writes of a `Link`, on no list, and not used by the caller after.
+    /// `node` is valid for writes of a `Link` and on no list; after a `true` return the caller
+    /// does not use it any more (after `false` it is still the caller's).
     pub(crate) unsafe fn push(&self, node: *mut Link) -> bool {
         if node as u64 >> ADDR_BITS != 0 {
             return false;

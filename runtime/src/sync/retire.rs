@@ -12,8 +12,9 @@
 //!   children retires at its completion, without touching its own word ([`self_done`]).
 //!   Otherwise whichever update makes its word read "`SELF_DONE` and count == `spawned`"
 //!   (its own completion, or the last child's retirement) retires it: exactly one does, as
-//!   each update is one read-modify-write of the same word and the count only reaches
-//!   `spawned` once `spawned` is final.
+//!   each update is one read-modify-write of the same word, and `SELF_DONE` is set only once
+//!   `spawned` is final (the count may equal an earlier `spawned` while the body still
+//!   generates children; without `SELF_DONE` that decides nothing).
 //! * Retiring a node adds one to its parent's word, which may retire the parent in turn
 //!   ([`retire`] walks up). A root (an implicit task) never completes in this sense: its
 //!   tree is done when its count equals its `spawned`; a waiter polls that with Acquire
@@ -45,8 +46,8 @@ pub(crate) trait Retiring {
     fn spawned(&self) -> &AtomicU32;
     /// Retired children and [`SELF_DONE`].
     fn retired(&self) -> &AtomicU32;
-    /// The parent, which is alive while a child can still retire into it.
-    fn parent(&self) -> &Self;
+    /// The parent (None for a root), which is alive while a child can still retire into it.
+    fn parent(&self) -> Option<&Self>;
     /// Whether this is a root (an implicit task): it never retires itself.
     fn is_root(&self) -> bool;
 }
@@ -90,7 +91,10 @@ pub(crate) fn self_done<N: Retiring + ?Sized>(n: &N) -> bool {
 pub(crate) fn retire<N: Retiring + ?Sized>(n: &N) -> bool {
     let mut n = n;
     loop {
-        let parent = n.parent();
+        // A root has no parent and never retires (the caller passes a node that is not one).
+        let Some(parent) = n.parent() else {
+            return false;
+        };
         let r = add_retired(parent.retired(), 1);
         if parent.is_root() {
             return all_retired(parent, r);
@@ -132,9 +136,9 @@ mod loom_tests {
         fn retired(&self) -> &AtomicU32 {
             &self.retired
         }
-        fn parent(&self) -> &Node {
+        fn parent(&self) -> Option<&Node> {
             // SAFETY: parents point into the same boxed slice, alive as long as `self`.
-            unsafe { &*self.parent }
+            (!self.root).then(|| unsafe { &*self.parent })
         }
         fn is_root(&self) -> bool {
             self.root
@@ -221,27 +225,33 @@ mod loom_tests {
         });
     }
 
-    /// Task 1 with two children completing on two threads besides its own completion: it
-    /// retires exactly once, whichever update comes last.
+    /// Task 1 (on thread a) hands child 2 to thread b, then generates child 3 and hands it
+    /// to thread c, then completes; the root's waiter reads every task's write. Child 2 was
+    /// handed over when task 1's `spawned` was 1: if it retires last, it learns the final 2
+    /// only through the chain of updates of task 1's word; task 1 retires into the root
+    /// exactly once, whichever update comes last.
     #[test]
-    fn two_children_and_the_parent() {
+    fn children_handed_over_before_spawned_is_final() {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(2);
         model.check(|| {
             let t = Tree::new(&[0, 0, 1, 1]);
             t.nodes[0].spawned.store(1, Ordering::Relaxed);
-            t.nodes[1].spawned.store(2, Ordering::Relaxed);
-            let hs: Vec<_> = [2, 3]
-                .into_iter()
-                .map(|c| {
-                    let t = t.clone();
-                    loom::thread::spawn(move || t.complete(c))
-                })
-                .collect();
-            t.complete(1);
-            for h in hs {
-                h.join().unwrap();
-            }
+            let a = t.clone();
+            let ha = loom::thread::spawn(move || {
+                let mut hs = Vec::new();
+                for c in [2, 3] {
+                    a.nodes[1].spawned.store(c as u32 - 1, Ordering::Relaxed);
+                    let b = a.clone();
+                    hs.push(loom::thread::spawn(move || b.complete(c)));
+                }
+                a.complete(1);
+                for h in hs {
+                    h.join().unwrap();
+                }
+            });
+            t.wait_root();
+            ha.join().unwrap();
             assert_eq!(t.root_done.load(Ordering::Relaxed), 1);
             assert_eq!(t.nodes[0].retired.load(Ordering::Relaxed), 1, "task 1 retired into the root once");
         });

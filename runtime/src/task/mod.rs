@@ -146,8 +146,8 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
 /// task, running here, re-submitting itself for a next part that runs here too.
 #[inline]
 pub fn submit_task(th: Thread, t: &'static Task) {
-    // Relaxed: a new task is not shared yet; a running untied task's own re-submission reads
-    // what its own thread wrote (see `submit`).
+    // Relaxed: a new task is not shared yet; for a running untied task only `!= 0` matters,
+    // and its running part keeps the count above 0 (see `submit`).
     let parts = t.parts.load(Ordering::Relaxed);
     if parts == 0 && t.flags & flags::PRIORITY == 0 && runs_at_once(t, || may_defer(th, t)) {
         t.parts.store(1, Ordering::Relaxed);

@@ -195,11 +195,12 @@ impl Retiring for Task {
         &self.retired
     }
     #[inline]
-    fn parent(&self) -> &Task {
-        // SAFETY: an explicit task holds a reference on its parent until it is freed (or its
-        // parent is suspended beneath it, or implicit and alive in the team), and a retiring
-        // task is kept alive by the child (or the completion) that retires it.
-        unsafe { &*self.parent }
+    fn parent(&self) -> Option<&Task> {
+        // SAFETY: null for implicit tasks; an explicit task holds a reference on its parent
+        // until it is freed (or its parent is suspended beneath it, or implicit and alive in
+        // the team), and a retiring task is kept alive by the child (or the completion) that
+        // retires it.
+        unsafe { self.parent.as_ref() }
     }
     #[inline]
     fn is_root(&self) -> bool {
@@ -393,7 +394,7 @@ impl Task {
     }
 
     /// Implicit tasks: whether every descendant has completed (every child retired).
-    /// Acquire: pairs with the retirers' AcqRel updates.
+    /// Acquire: pairs with the retirers' SeqCst updates (`sync/retire.rs`).
     #[inline]
     pub(crate) fn descendants_done(&self) -> bool {
         retire::tree_done(self)
