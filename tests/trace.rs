@@ -341,3 +341,29 @@ fn bad_traces_are_rejected_with_the_reason() {
             .is_empty()
     );
 }
+
+/// One thread, three critical sections of one name: but for the first (the name's first use
+/// installs its lock), each acquisition is one instant (acquiring begins and ends, the section
+/// begins: one clock read), and so is every release (the section ends, releasing begins and
+/// ends): nobody else ever holds or waits for the lock.
+#[test]
+fn uncontended_critical_is_an_instant() {
+    let (t, _) = traced_run("trace_critical", "1", true);
+    let mut sections = 0;
+    for th in &t.threads {
+        let critical: Vec<&Event> = th
+            .events
+            .iter()
+            .filter(|e| trace::state_of(&e.mcv).is_some_and(|(s, _)| s.subsystem() == Subsystem::Critical))
+            .collect();
+        for w in critical.chunks(6) {
+            assert_eq!(w.len(), 6, "a whole critical section");
+            if sections > 0 {
+                assert!(w[0].clock == w[1].clock && w[1].clock == w[2].clock, "acquisition: {:?}", &w[..3]);
+            }
+            assert!(w[3].clock == w[4].clock && w[4].clock == w[5].clock, "release: {:?}", &w[3..]);
+            sections += 1;
+        }
+    }
+    assert_eq!(sections, 3, "the program's three critical sections");
+}

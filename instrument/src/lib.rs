@@ -143,6 +143,18 @@ pub trait Recorder: Send + Sync {
         self.pop(from);
         self.push(to);
     }
+    /// The calling thread enters `pass`, leaves it and enters `to` at one instant: a state
+    /// that took no measurable time (an uncontended lock acquisition).
+    fn pass_into(&self, pass: State, to: State) {
+        self.push(pass);
+        self.switch(pass, to);
+    }
+    /// The calling thread leaves `from`, enters `pass` and leaves it at one instant (an
+    /// uncontended lock release).
+    fn pass_out(&self, from: State, pass: State) {
+        self.switch(from, pass);
+        self.pop(pass);
+    }
     /// The calling thread enters `state` to run task `id`, at one instant.
     fn task_begin(&self, state: State, id: u32) {
         self.push(state);
@@ -179,6 +191,23 @@ pub fn worksharing_leave(state: State, w: Worksharing) {
 pub fn switch(from: State, to: State) {
     if enabled() {
         recorder().switch(from, to)
+    }
+}
+
+/// The calling thread passes through state `pass` into `to` at one instant (one clock read
+/// for the three events): for a state that took no measurable time.
+#[inline(always)]
+pub fn pass_into(pass: State, to: State) {
+    if enabled() {
+        recorder().pass_into(pass, to)
+    }
+}
+
+/// The calling thread leaves `from` and passes through state `pass` at one instant.
+#[inline(always)]
+pub fn pass_out(from: State, pass: State) {
+    if enabled() {
+        recorder().pass_out(from, pass)
     }
 }
 

@@ -452,6 +452,20 @@ impl Recorder for OvniRecorder {
             });
         }
     }
+    fn pass_into(&self, pass: State, to: State) {
+        if let Some(st) = my_stream() {
+            let events =
+                [(pass.ovni_code(true), &[][..]), (pass.ovni_code(false), &[]), (to.ovni_code(true), &[])];
+            append_events(st, events, |st| st.entered(to));
+        }
+    }
+    fn pass_out(&self, from: State, pass: State) {
+        if let Some(st) = my_stream() {
+            let events =
+                [(from.ovni_code(false), &[][..]), (pass.ovni_code(true), &[]), (pass.ovni_code(false), &[])];
+            append_events(st, events, Stream::left);
+        }
+    }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
             append_events(st, [(state.ovni_code(true), &[]), (*b"PPx", &id.to_le_bytes())], |st| {

@@ -77,9 +77,16 @@ pub unsafe extern "C" fn __kmpc_critical(_loc: *const Ident, gtid: i32, crit: *m
 #[cold]
 #[inline(never)]
 unsafe fn critical_slow(gtid: i32, crit: *mut CriticalName) {
-    oxiomp_instrument::critical_acquiring_enter();
     // SAFETY: as in `__kmpc_critical`.
-    let r = unsafe { &*crit }.enter(gtid);
+    let name = unsafe { &*crit };
+    // Traced and taken at once: the acquisition is an instant in the trace (one clock read
+    // after the lock was taken, for its three events). Untraced, the fast path tried already.
+    if oxiomp_instrument::enabled() && name.try_enter(gtid) {
+        oxiomp_instrument::pass_into(State::CriticalAcquiring, State::CriticalSection);
+        return;
+    }
+    oxiomp_instrument::critical_acquiring_enter();
+    let r = name.enter(gtid);
     if let Err(e) = r {
         crate::fatal("__kmpc_critical", e);
     }
@@ -117,6 +124,12 @@ pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, gtid: i32, crit
 unsafe fn end_critical_slow(gtid: i32, crit: *mut CriticalName) {
     // SAFETY: as in __kmpc_critical.
     let name = unsafe { &*crit };
+    // Traced, with nobody to wake: the release is an instant in the trace, stamped once the
+    // lock is free (as the acquisition above).
+    if oxiomp_instrument::enabled() && name.try_exit(gtid) {
+        oxiomp_instrument::pass_out(State::CriticalSection, State::CriticalReleasing);
+        return;
+    }
     // A thread that is not inside records nothing: it never entered the section's state.
     if !name.held_by(gtid) {
         return crate::misuse("__kmpc_end_critical", oxiomp_runtime::lock::NOT_INSIDE);
