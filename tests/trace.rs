@@ -60,6 +60,14 @@ fn seq(events: &[Event], subs: &[Subsystem]) -> Vec<(bool, State)> {
         .collect()
 }
 
+/// The Critical subsystem's state events of one thread.
+fn critical_events(events: &[Event]) -> Vec<&Event> {
+    events
+        .iter()
+        .filter(|e| trace::state_of(&e.mcv).is_some_and(|(s, _)| s.subsystem() == Subsystem::Critical))
+        .collect()
+}
+
 fn pair(s: State) -> [(bool, State); 2] {
     [(true, s), (false, s)]
 }
@@ -101,12 +109,7 @@ fn worksharing_states_are_exact() {
         assert_eq!(got, want, "thread {}", th.tid);
         // A critical section begins when the lock is acquired and ends when the release
         // begins: each pair is one instant (one clock read for both events).
-        let critical: Vec<&Event> = th
-            .events
-            .iter()
-            .filter(|e| trace::state_of(&e.mcv).is_some_and(|(s, _)| s.subsystem() == Subsystem::Critical))
-            .collect();
-        for w in critical.chunks(6) {
+        for w in critical_events(&th.events).chunks(6) {
             assert_eq!(w[1].clock, w[2].clock, "thread {}: acquired and section begin", th.tid);
             assert_eq!(w[3].clock, w[4].clock, "thread {}: section end and release", th.tid);
         }
@@ -351,12 +354,7 @@ fn uncontended_critical_is_an_instant() {
     let (t, _) = traced_run("trace_critical", "1", true);
     let mut sections = 0;
     for th in &t.threads {
-        let critical: Vec<&Event> = th
-            .events
-            .iter()
-            .filter(|e| trace::state_of(&e.mcv).is_some_and(|(s, _)| s.subsystem() == Subsystem::Critical))
-            .collect();
-        for w in critical.chunks(6) {
+        for w in critical_events(&th.events).chunks(6) {
             assert_eq!(w.len(), 6, "a whole critical section");
             if sections > 0 {
                 assert!(w[0].clock == w[1].clock && w[1].clock == w[2].clock, "acquisition: {:?}", &w[..3]);
