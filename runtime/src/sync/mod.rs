@@ -2,6 +2,7 @@
 //! that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked types for the concurrency cores.
 
 pub(crate) mod atomic;
+pub(crate) mod chunk_blocks;
 #[cfg(not(loom))]
 pub(crate) mod fork_lock;
 pub(crate) mod futex;

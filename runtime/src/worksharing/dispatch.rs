@@ -20,9 +20,8 @@
 //! (`lo` in the low half, `hi` in the high half: chunks `lo..hi` not yet handed out). The owner
 //! takes its next chunk with a `fetch_add` of 1 on its own word (its line stays in its cache);
 //! a thread whose block is empty steals the upper half of another thread's block with a CAS of
-//! that word and makes the stolen block its own. Owner and thieves change the same word, so
-//! every chunk is handed out once: a thief's CAS fails if the owner took a chunk meanwhile,
-//! and an owner's `fetch_add` on an empty word (lo >= hi) takes nothing. A thread leaves the
+//! that word and makes the stolen block its own (`sync/chunk_blocks.rs`: why every chunk is
+//! handed out exactly once, and the loom models that check it). A thread leaves the
 //! loop when it found every block empty. A thief runs the first chunk it stole at once and
 //! publishes only the rest as its block, so a stolen chunk is never passed on unrun. The
 //! thread handed the loop's last chunk leaves after it (its own block is
@@ -48,6 +47,7 @@ use std::cell::UnsafeCell;
 
 use crate::icv::ScheduleKind;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::chunk_blocks;
 use crate::sync::wait::EpochFlag;
 use crate::worksharing::static_sched::trip_count;
 use crate::worksharing::strip_modifiers;
@@ -106,25 +106,13 @@ pub(crate) struct Slot {
     next: CachePadded<AtomicU64>,
     /// Index (mod 2^32) of the next iteration allowed into its ordered region.
     ordered_next: CachePadded<EpochFlag>,
-    /// Steal, GuidedSteal: each member's block of chunks, `lo | hi << 32`.
-    blocks: Box<[CachePadded<AtomicU64>]>,
+    /// Steal, GuidedSteal: each member's block of chunks (`sync/chunk_blocks.rs`).
+    blocks: Box<[chunk_blocks::Block]>,
 }
 
 /// Polls of a slot that another thread is initialising before the waiter yields its CPU
 /// (initialising takes a few hundred nanoseconds at most; a yield costs about a microsecond).
 const INIT_SPINS: u32 = 256;
-
-/// Chunks of a loop that can be dealt out as blocks (the `lo | hi << 32` words, with room for
-/// the owner's one increment past an empty block).
-const MAX_STEAL_CHUNKS: u64 = 1 << 31;
-
-fn block(lo: u64, hi: u64) -> u64 {
-    lo | (hi << 32)
-}
-
-fn unblock(w: u64) -> (u64, u64) {
-    (w & 0xffff_ffff, w >> 32)
-}
 
 // SAFETY: `params` is written only by the one thread that moved `state` to `init(k)`, before
 // it publishes `ready(k)` with Release; readers read it only after an Acquire load of
@@ -249,19 +237,15 @@ impl Ring {
                 let tc = trip_count(lb, ub, st).min(u64::MAX as u128) as u64;
                 let chunk = chunk.max(if kind == Kind::Static { 0 } else { 1 }) as u64;
                 let chunks = tc.div_ceil(chunk.max(1));
-                let blocks_fit = chunks < MAX_STEAL_CHUNKS && nth as usize <= slot.blocks.len();
+                let blocks_fit = chunks < chunk_blocks::MAX_CHUNKS && nth as usize <= slot.blocks.len();
                 let kind = match kind {
                     Kind::Steal if !blocks_fit => Kind::Dynamic,
                     Kind::GuidedSteal if !blocks_fit => Kind::Guided,
                     k => k,
                 };
                 if matches!(kind, Kind::Steal | Kind::GuidedSteal) {
-                    // Member t gets chunks t*C/n .. (t+1)*C/n. Relaxed: published with ready(k).
-                    let n = nth as u64;
-                    for (t, b) in slot.blocks.iter().take(nth as usize).enumerate() {
-                        let t = t as u64;
-                        b.store(block(t * chunks / n, (t + 1) * chunks / n), Ordering::Relaxed);
-                    }
+                    // Published with ready(k).
+                    chunk_blocks::deal(&slot.blocks, chunks, nth);
                 }
                 // SAFETY: we own the slot in phase init(k) (see the Sync impl).
                 // (Divisions: only for the loops that use it.)
@@ -339,13 +323,13 @@ impl Ring {
                 (first < p.tc).then(|| (first, first.saturating_add(p.chunk).min(p.tc)))
             }
             Kind::Steal => {
-                let c = Self::own_or_stolen_chunk(slot, tid, p.nth);
+                let c = chunk_blocks::take_one(&slot.blocks, tid, p.nth);
                 c.map(|c| {
                     let first = c * p.chunk;
                     (first, first.saturating_add(p.chunk).min(p.tc))
                 })
             }
-            Kind::GuidedSteal => Self::own_or_stolen_chunks(slot, tid, p.nth)
+            Kind::GuidedSteal => chunk_blocks::take_half(&slot.blocks, tid, p.nth)
                 .map(|(c, e)| (c * p.chunk, e.saturating_mul(p.chunk).min(p.tc))),
             Kind::Trapezoidal => {
                 // Relaxed: as for dynamic (here the counter numbers chunks).
@@ -393,81 +377,6 @@ impl Ring {
                 None
             }
         }
-    }
-
-    /// Steal: the next chunk number from the thread's own block, or from a block stolen from
-    /// another member (see the module docs). All Relaxed: the blocks only divide the work; the
-    /// loop's data is ordered by the construct's barrier and the blocks' initial values by
-    /// ready(k).
-    #[inline]
-    fn own_or_stolen_chunk(slot: &Slot, tid: u32, nth: u32) -> Option<u64> {
-        let mine = &slot.blocks[tid as usize];
-        let (lo, hi) = unblock(mine.fetch_add(1, Ordering::Relaxed));
-        if lo < hi {
-            return Some(lo);
-        }
-        // The first stolen chunk runs here; the rest becomes our block.
-        let (from, hi) = Self::steal(slot, tid, nth)?;
-        Self::keep(slot, tid, from + 1, hi);
-        Some(from)
-    }
-
-    /// GuidedSteal: the next run of chunks `lo..end` (half of what is left in the thread's own
-    /// block, at least one chunk), from its own block or from one stolen. Orderings as in
-    /// [`Ring::own_or_stolen_chunk`].
-    #[inline]
-    fn own_or_stolen_chunks(slot: &Slot, tid: u32, nth: u32) -> Option<(u64, u64)> {
-        let half = |lo: u64, hi: u64| lo + ((hi - lo) / 2).max(1);
-        let mine = &slot.blocks[tid as usize];
-        let mut w = mine.load(Ordering::Relaxed);
-        loop {
-            let (lo, hi) = unblock(w);
-            if lo >= hi {
-                break;
-            }
-            let end = half(lo, hi);
-            // A thief may take the upper half meanwhile: then the CAS fails and we look again.
-            match mine.compare_exchange_weak(w, block(end, hi), Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return Some((lo, end)),
-                Err(now) => w = now,
-            }
-        }
-        // The first run of the stolen chunks runs here; the rest becomes our block.
-        let (from, hi) = Self::steal(slot, tid, nth)?;
-        let end = half(from, hi);
-        Self::keep(slot, tid, end, hi);
-        Some((from, end))
-    }
-
-    /// Takes the upper half of another member's block (chunks `from..hi`, returned); None when
-    /// every block is empty. The caller runs some first and keeps the rest ([`Ring::keep`]):
-    /// nothing it runs was ever visible to other thieves.
-    #[cold]
-    fn steal(slot: &Slot, tid: u32, nth: u32) -> Option<(u64, u64)> {
-        for i in 1..nth {
-            let victim = &slot.blocks[((tid + i) % nth) as usize];
-            let mut w = victim.load(Ordering::Relaxed);
-            loop {
-                let (lo, hi) = unblock(w);
-                if lo >= hi {
-                    break;
-                }
-                let from = hi - (hi - lo).div_ceil(2);
-                match victim.compare_exchange_weak(w, block(lo, from), Ordering::Relaxed, Ordering::Relaxed) {
-                    Ok(_) => return Some((from, hi)),
-                    Err(now) => w = now,
-                }
-            }
-        }
-        None
-    }
-
-    /// Makes chunks `lo..hi` (possibly none) the calling thread's block. Nobody else changes
-    /// its word meanwhile: it is empty (thieves skip empty blocks, and only the owner takes
-    /// from its own).
-    #[inline]
-    fn keep(slot: &Slot, tid: u32, lo: u64, hi: u64) {
-        slot.blocks[tid as usize].store(block(lo, hi), Ordering::Relaxed);
     }
 
     /// Leaves the current loop's slot (once); the team's last thread frees it for loop k+RING.
