@@ -11,4 +11,4 @@ cargo test --release --workspace
 # The concurrency cores (sync, barrier) under the loom model checker.
 RUSTFLAGS="--cfg loom" cargo test --release -p oxiomp-runtime --lib --target-dir target/loom
 cargo fmt --all -- --check
-cargo clippy --release --all-targets -- -D warnings
+cargo clippy --release --workspace --all-targets -- -D warnings

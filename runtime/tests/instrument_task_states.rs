@@ -49,7 +49,7 @@ fn task_states_are_exact() {
         let th = Thread::current();
         if tid == 0 {
             for _ in 0..30 {
-                task::spawn(th, &[Dep { addr: 16, kind: Access::Out }], || std::thread::yield_now());
+                task::spawn(th, &[Dep { addr: 16, kind: Access::Out }], std::thread::yield_now);
                 task::spawn(th, &[], || {});
             }
             task::taskwait(th);

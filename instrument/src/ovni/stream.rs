@@ -544,7 +544,8 @@ mod tests {
     #[test]
     fn hand_overs_keep_every_byte_in_order() {
         let dir = test_dir("order");
-        let patterns: [(&str, fn(usize) -> bool); 3] = [
+        type Pattern = (&'static str, fn(usize) -> bool);
+        let patterns: [Pattern; 3] = [
             ("writer always", |_| true),
             ("writer never", |_| false),
             ("writer every third", |h| h % 3 == 0),
@@ -633,7 +634,8 @@ mod tests {
         use crate::ovni::append_events;
         let dir = test_dir("inside");
         let (a, b) = (State::Single, State::CriticalSection);
-        let stopped_inside: [(&str, fn(&Stream)); 3] = [
+        type Stop = (&'static str, fn(&Stream));
+        let stopped_inside: [Stop; 3] = [
             ("push", |s| s.entered(State::TaskRunning)),
             ("pop", Stream::left),
             ("switch", |s| {

@@ -11,7 +11,27 @@ pub(crate) mod release;
 pub(crate) mod remote_stack;
 pub(crate) mod retire;
 pub(crate) mod sleep;
+pub(crate) mod slot_gate;
 pub(crate) mod wait;
 
 #[cfg(not(loom))]
 pub use wait::WaitPolicy;
+
+/// A busy-wait hint between polls (under loom a yield, so that the model can run another
+/// thread).
+#[inline]
+pub(crate) fn spin_hint() {
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+    #[cfg(loom)]
+    loom::hint::spin_loop();
+}
+
+/// Gives up the CPU between polls (under loom, to another thread of the model).
+#[inline]
+pub(crate) fn yield_now() {
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}

@@ -73,7 +73,7 @@ fn random_dependence_graphs_match_sequential_order() {
         let bad = Arc::new(AtomicBool::new(false));
         // Plan the tasks and the sequential result.
         let mut plan = Vec::new();
-        let mut expect = vec![1u64; ADDRS];
+        let mut expect = [1u64; ADDRS];
         let mut reads = Vec::new();
         for id in 0..600u64 {
             let a = (rng(&mut seed) % ADDRS as u64) as usize;

@@ -46,22 +46,15 @@ use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 
 use crate::icv::ScheduleKind;
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::chunk_blocks;
+use crate::sync::slot_gate::{Entry, SlotGate};
 use crate::sync::wait::EpochFlag;
 use crate::worksharing::static_sched::trip_count;
 use crate::worksharing::strip_modifiers;
 
 /// Slots per team: loops a thread may run ahead of the slowest one.
 pub const RING: u32 = 8;
-
-const FREE: u64 = 0;
-const INIT: u64 = 1;
-const READY: u64 = 2;
-
-fn state(k: u32, phase: u64) -> u64 {
-    ((k as u64) << 2) | phase
-}
 
 /// How chunks of a dispatched loop are handed out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,8 +92,8 @@ struct Params {
 }
 
 pub(crate) struct Slot {
-    state: AtomicU64,
-    left: AtomicU32,
+    /// Which loop the slot serves, its initialiser, its last leaver (`sync/slot_gate.rs`).
+    gate: SlotGate,
     params: UnsafeCell<Params>,
     /// Next unassigned iteration index (dynamic, guided).
     next: CachePadded<AtomicU64>,
@@ -110,13 +103,9 @@ pub(crate) struct Slot {
     blocks: Box<[chunk_blocks::Block]>,
 }
 
-/// Polls of a slot that another thread is initialising before the waiter yields its CPU
-/// (initialising takes a few hundred nanoseconds at most; a yield costs about a microsecond).
-const INIT_SPINS: u32 = 256;
-
-// SAFETY: `params` is written only by the one thread that moved `state` to `init(k)`, before
+// SAFETY: `params` is written only by the one thread the gate lets initialise loop k, before
 // it publishes `ready(k)` with Release; readers read it only after an Acquire load of
-// `ready(k)`, and nobody writes it again until every reader has left (the `left` count).
+// `ready(k)`, and nobody writes it again until every reader has left (`sync/slot_gate.rs`).
 unsafe impl Sync for Slot {}
 
 /// One team's ring of slots.
@@ -130,8 +119,7 @@ impl Ring {
         let slots = (0..RING)
             .map(|j| Slot {
                 blocks: (0..nth.max(1)).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
-                state: AtomicU64::new(state(j, FREE)),
-                left: AtomicU32::new(0),
+                gate: SlotGate::new(j),
                 params: UnsafeCell::new(Params {
                     lb: 0,
                     st: 1,
@@ -151,9 +139,7 @@ impl Ring {
     /// Makes every slot free for the first RING loops of a new region (the team is idle).
     pub(crate) fn reset(&self) {
         for (j, s) in self.slots.iter().enumerate() {
-            // Relaxed: published to the workers by the fork's release.
-            s.state.store(state(j as u32, FREE), Ordering::Relaxed);
-            s.left.store(0, Ordering::Relaxed);
+            s.gate.reset(j as u32);
         }
     }
 }
@@ -221,55 +207,31 @@ impl Ring {
         cur.took_last = false;
         cur.ord_passed = false;
         let slot = self.slot(k);
-        let mut spins = 0;
-        loop {
-            // Acquire: pairs with the Release publishing `ready(k)` or `free(k)`.
-            let s = slot.state.load(Ordering::Acquire);
-            if s == state(k, READY) {
-                return;
-            }
-            if s == state(k, FREE)
-                && slot
-                    .state
-                    .compare_exchange(s, state(k, INIT), Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                let tc = trip_count(lb, ub, st).min(u64::MAX as u128) as u64;
-                let chunk = chunk.max(if kind == Kind::Static { 0 } else { 1 }) as u64;
-                let chunks = tc.div_ceil(chunk.max(1));
-                let blocks_fit = chunks < chunk_blocks::MAX_CHUNKS && nth as usize <= slot.blocks.len();
-                let kind = match kind {
-                    Kind::Steal if !blocks_fit => Kind::Dynamic,
-                    Kind::GuidedSteal if !blocks_fit => Kind::Guided,
-                    k => k,
-                };
-                if matches!(kind, Kind::Steal | Kind::GuidedSteal) {
-                    // Published with ready(k).
-                    chunk_blocks::deal(&slot.blocks, chunks, nth);
-                }
-                // SAFETY: we own the slot in phase init(k) (see the Sync impl).
-                // (Divisions: only for the loops that use it.)
-                let trapezoid = if kind == Kind::Trapezoidal {
-                    Trapezoid::new(tc, nth, chunk)
-                } else {
-                    Trapezoid::default()
-                };
-                unsafe { *slot.params.get() = Params { lb, st, tc, chunk, kind, nth, trapezoid } };
-                // Relaxed: published by the Release store of ready(k) below.
-                slot.next.store(0, Ordering::Relaxed);
-                slot.ordered_next.set(0);
-                slot.state.store(state(k, READY), Ordering::Release);
-                return;
-            }
-            // Another thread is initialising the slot (a few stores: spin), or it still serves
-            // loop k - RING (a member RING loops behind: yield after a while).
-            if spins < INIT_SPINS {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+        if slot.gate.enter(k) == Entry::Ready {
+            return;
         }
+        let tc = trip_count(lb, ub, st).min(u64::MAX as u128) as u64;
+        let chunk = chunk.max(if kind == Kind::Static { 0 } else { 1 }) as u64;
+        let chunks = tc.div_ceil(chunk.max(1));
+        let blocks_fit = chunks < chunk_blocks::MAX_CHUNKS && nth as usize <= slot.blocks.len();
+        let kind = match kind {
+            Kind::Steal if !blocks_fit => Kind::Dynamic,
+            Kind::GuidedSteal if !blocks_fit => Kind::Guided,
+            k => k,
+        };
+        if matches!(kind, Kind::Steal | Kind::GuidedSteal) {
+            // Published with ready(k).
+            chunk_blocks::deal(&slot.blocks, chunks, nth);
+        }
+        // (Divisions: only for the loops that use it.)
+        let trapezoid =
+            if kind == Kind::Trapezoidal { Trapezoid::new(tc, nth, chunk) } else { Trapezoid::default() };
+        // SAFETY: the gate let us initialise loop k (see the Sync impl).
+        unsafe { *slot.params.get() = Params { lb, st, tc, chunk, kind, nth, trapezoid } };
+        // Relaxed: published by `publish` (ready(k), Release) below.
+        slot.next.store(0, Ordering::Relaxed);
+        slot.ordered_next.set(0);
+        slot.gate.publish(k);
     }
 
     /// The calling thread's next chunk of its current loop, or None when it has none left (it
@@ -390,12 +352,7 @@ impl Ring {
         let slot = self.slot(k);
         // SAFETY: as in `next`.
         let nth = unsafe { (*slot.params.get()).nth };
-        // AcqRel: the last leaver must see every other leaver's use of the slot before it
-        // recycles it (Acquire), and its own use must precede the recycling (Release).
-        if slot.left.fetch_add(1, Ordering::AcqRel) + 1 == nth {
-            slot.left.store(0, Ordering::Relaxed);
-            slot.state.store(state(k.wrapping_add(RING), FREE), Ordering::Release);
-        }
+        slot.gate.leave(k, nth, RING);
     }
 
     /// `__kmpc_ordered`: waits until the thread's current iteration may enter.
@@ -537,6 +494,7 @@ pub fn kind_of(sched: i32, run_sched: crate::icv::Schedule) -> Option<(Kind, Opt
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::sync::atomic::AtomicU32;
     use std::sync::Arc;
 
     fn drain(ring: &Ring, cur: &mut Cursor, tid: u32, hits: &[AtomicU32], lb: i128, st: i128) {
@@ -612,7 +570,7 @@ mod tests {
                 let sizes = (0..40).map(|r| 1 + r * 37);
                 let what = format!("{kind:?}, {nth} threads");
                 run_loops(nth, sizes, &what, move |tid, ring, cur, r, h| {
-                    if (r as u32 + tid) % 4 == 0 {
+                    if (r as u32 + tid).is_multiple_of(4) {
                         // A late member: its block is stolen meanwhile.
                         std::thread::sleep(std::time::Duration::from_micros(200));
                     }
