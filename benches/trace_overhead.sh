@@ -5,8 +5,11 @@
 # Usage: benches/trace_overhead.sh [--rounds N] [--threads T] [CONSTRUCT...]
 #   defaults: --rounds 3 --threads 2, constructs PARALLEL BARRIER FOR SINGLE CRITICAL
 #             DYNAMIC_1 PARALLEL_TASK
+# Environment: OXIOMP_LIB, the library to measure (default target/release/libomp.so), as in
+# compare.sh: so that two builds can be measured one after the other.
 # Output: a table on stdout and target/bench/trace-overhead.md.
 set -euo pipefail
+ORIG_PWD=$PWD
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 rounds=3
@@ -21,8 +24,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ ${#constructs[@]} -gt 0 ] || constructs=(PARALLEL BARRIER FOR SINGLE CRITICAL DYNAMIC_1 PARALLEL_TASK)
-so=$ROOT/target/release/libomp.so
-[ -f "$so" ] || { echo "trace_overhead.sh: build first (cargo build --release)" >&2; exit 1; }
+so=${OXIOMP_LIB:-$ROOT/target/release/libomp.so}
+case "$so" in /*) ;; *) so=$ORIG_PWD/$so ;; esac
+[ -f "$so" ] || { echo "trace_overhead.sh: no library at $so (cargo build --release, or set OXIOMP_LIB)" >&2; exit 1; }
+so=$(realpath -e "$so")
+echo "# oxiomp: $so" >&2
 B=target/bench
 mkdir -p "$B/oxiomp-lib"
 ln -sfn "$so" "$B/oxiomp-lib/libomp.so.5"
