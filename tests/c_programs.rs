@@ -239,6 +239,7 @@ c_tests! {
     critical,
     doacross,
     doacross_edge,
+    doacross_park,
     env_display,
     error_directive,
     env_malformed,

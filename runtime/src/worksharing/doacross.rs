@@ -4,11 +4,15 @@
 //! (`lo = 0`, `st = 1`, and `up` = the dimension's trip count, an exclusive bound: libomp reads
 //! it as inclusive, which makes a sink one past the end of an inner dimension wait forever).
 //! One bit per iteration records `source`; `sink` waits for its bit, and a sink vector outside
-//! the iteration space is satisfied at once.
+//! the iteration space is satisfied at once. A sink spins and yields for the block time like
+//! every waiter of the runtime, then parks (`sync/sleep.rs`); each `source` notifies the
+//! parked sinks (a fence and a load when none is parked), which look at their bits again.
 
 use std::sync::Arc;
 
 use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::sleep::Sleep;
+use crate::sync::wait::Spin;
 
 /// One dimension as clang passes it: `struct kmp_dim { i64 lo, up, st; }`.
 #[repr(C)]
@@ -22,6 +26,8 @@ pub struct Dim {
 pub struct Doacross {
     dims: Vec<(i64, i64, u64)>, // (lo, st, size)
     done: Box<[AtomicU32]>,
+    /// Sinks parked after their block time.
+    sleep: Sleep,
 }
 
 impl Doacross {
@@ -37,7 +43,11 @@ impl Doacross {
             .collect();
         let total: u64 = dims.iter().map(|d| d.2).product();
         let words = total.div_ceil(32) as usize;
-        Arc::new(Doacross { dims, done: (0..words).map(|_| AtomicU32::new(0)).collect() })
+        Arc::new(Doacross {
+            dims,
+            done: (0..words).map(|_| AtomicU32::new(0)).collect(),
+            sleep: Sleep::new(),
+        })
     }
 
     /// The linear index of iteration `vec`, or None when it lies outside the space.
@@ -66,6 +76,7 @@ impl Doacross {
         if let Some(i) = self.index(vec) {
             // Release: the iteration's writes happen-before the sink that sees the bit.
             self.done[(i / 32) as usize].fetch_or(1 << (i % 32), Ordering::Release);
+            self.sleep.notify();
         }
     }
 
@@ -73,14 +84,31 @@ impl Doacross {
     pub fn wait(&self, vec: &[i64]) {
         let Some(i) = self.index(vec) else { return };
         let (word, bit) = (&self.done[(i / 32) as usize], 1u32 << (i % 32));
-        let mut spins = 0u32;
         // Acquire: pairs with the Release in `post`.
-        while word.load(Ordering::Acquire) & bit == 0 {
-            spins += 1;
-            if spins < 64 {
+        let posted = || word.load(Ordering::Acquire) & bit != 0;
+        if posted() {
+            return;
+        }
+        self.wait_slow(&posted);
+    }
+
+    /// A sink whose source has not posted yet: the runtime's spin schedule, then parking.
+    #[cold]
+    fn wait_slow(&self, posted: &dyn Fn() -> bool) {
+        let mut spin = Spin::new();
+        loop {
+            for _ in 0..Spin::POLLS {
+                if posted() {
+                    return;
+                }
                 std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+            }
+            if !spin.idle_round() {
+                self.sleep.park(posted);
+                if posted() {
+                    return;
+                }
+                spin.restart_parked();
             }
         }
     }
