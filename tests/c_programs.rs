@@ -276,6 +276,7 @@ c_tests! {
     pthreads,
     queries,
     reduction,
+    ring_park,
     sched_extensions,
     sections,
     shared_vars,

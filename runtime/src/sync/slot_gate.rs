@@ -9,10 +9,12 @@
 //! * A thread entering loop k ([`SlotGate::enter`]) that finds `free(k)` CASes it to `init(k)`
 //!   (Acquire) and initialises the slot, then publishes `ready(k)` with a Release store
 //!   ([`SlotGate::publish`]); one that finds `ready(k)` (Acquire) goes on at once; one that finds
-//!   anything else waits: another thread is initialising loop k (a few stores), or the slot
-//!   still serves loop k - ring, whose slowest thread has not left yet.
+//!   anything else waits: another thread is initialising loop k (a few stores: it spins and
+//!   yields), or the slot still serves loop k - ring, whose slowest thread has not left yet,
+//!   which may take as long as that thread's iterations: it spins and yields for the block
+//!   time, then parks in the gate's [`Sleep`].
 //! * Each thread leaves once ([`SlotGate::leave`]); the leaver that brings the count to the team
-//!   size resets the count and stores `free(k + ring)` (Release).
+//!   size resets the count, stores `free(k + ring)` (Release) and notifies the parked.
 //!
 //! # Why it is correct
 //! Exactly one thread initialises loop k: the CAS from `free(k)` succeeds once, and `free(k)`
@@ -27,6 +29,7 @@
 #![cfg_attr(loom, allow(dead_code))]
 
 use super::atomic::{AtomicU32, AtomicU64, Ordering};
+use super::sleep::Sleep;
 
 const FREE: u64 = 0;
 const INIT: u64 = 1;
@@ -39,6 +42,12 @@ fn state(k: u32, phase: u64) -> u64 {
 /// Polls of a slot that another thread is initialising before the waiter yields its CPU
 /// (initialising takes a few hundred nanoseconds at most; a yield costs about a microsecond).
 const INIT_SPINS: u32 = 256;
+
+/// Whether a thread may wait long for state `s` to become `free(k)` or `ready(k)`: the slot
+/// serves an earlier loop (not `init(k)`, which a few stores end).
+fn serves_earlier(s: u64, k: u32) -> bool {
+    s >> 2 != k as u64
+}
 
 /// What a thread entering a loop's slot must do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,12 +62,14 @@ pub(crate) enum Entry {
 pub(crate) struct SlotGate {
     state: AtomicU64,
     left: AtomicU32,
+    /// Threads a ring ahead, parked until the slot is freed for their loop.
+    sleep: Sleep,
 }
 
 impl SlotGate {
     /// The gate of slot `j`: free for loop `j`.
     pub(crate) fn new(j: u32) -> SlotGate {
-        SlotGate { state: AtomicU64::new(state(j, FREE)), left: AtomicU32::new(0) }
+        SlotGate { state: AtomicU64::new(state(j, FREE)), left: AtomicU32::new(0), sleep: Sleep::new() }
     }
 
     /// Makes the slot free for loop `j` again (the team is idle: a new region). Relaxed:
@@ -86,14 +97,49 @@ impl SlotGate {
             {
                 return Entry::Initialise;
             }
-            // Another thread is initialising the slot (a few stores: spin), or it still serves
-            // loop k - ring (a member a ring behind: yield after a while).
-            if spins < INIT_SPINS {
+            if serves_earlier(s, k) {
+                // A member a ring behind has not left loop k - ring yet.
+                self.wait_freed(k);
+            } else if spins < INIT_SPINS {
+                // Another thread is initialising the slot: a few stores.
                 spins += 1;
                 super::spin_hint();
             } else {
                 super::yield_now();
             }
+        }
+    }
+
+    /// Waits until the slot no longer serves an earlier loop than `k`: the runtime's spin
+    /// schedule, then parking (woken by the last leaver).
+    #[cfg(not(loom))]
+    #[cold]
+    fn wait_freed(&self, k: u32) {
+        let freed = || !serves_earlier(self.state.load(Ordering::Acquire), k);
+        let mut spin = super::wait::Spin::new();
+        loop {
+            for _ in 0..super::wait::Spin::POLLS {
+                if freed() {
+                    return;
+                }
+                super::spin_hint();
+            }
+            if !spin.idle_round() {
+                self.sleep.park(&freed);
+                if freed() {
+                    return;
+                }
+                spin.restart_parked();
+            }
+        }
+    }
+
+    /// Under loom: straight to the sleep protocol (the model would explore every poll).
+    #[cfg(loom)]
+    fn wait_freed(&self, k: u32) {
+        let freed = || !serves_earlier(self.state.load(Ordering::Acquire), k);
+        while !freed() {
+            self.sleep.park(&freed);
         }
     }
 
@@ -111,6 +157,7 @@ impl SlotGate {
         if self.left.fetch_add(1, Ordering::AcqRel) + 1 == nth {
             self.left.store(0, Ordering::Relaxed);
             self.state.store(state(k.wrapping_add(ring), FREE), Ordering::Release);
+            self.sleep.notify();
         }
     }
 }
