@@ -114,6 +114,25 @@ fn worksharing_states_are_exact() {
             assert_eq!(w[3].clock, w[4].clock, "thread {}: section end and release", th.tid);
         }
     }
+    // Mutual exclusion as the trace shows it: no two threads' critical sections overlap (a
+    // section's end is stamped while its lock is still held, its beginning once taken). The
+    // clock is the TSC, which the CPU may read a few dozen nanoseconds out of program order:
+    // 1 us of slack, far below the overlap a stamp taken after the release shows when the
+    // releasing thread is preempted (the bug this checks for).
+    let mut sections: Vec<(u64, u64, u32)> = t
+        .threads
+        .iter()
+        .flat_map(|th| {
+            critical_events(&th.events)
+                .chunks(6)
+                .map(|w| (w[2].clock, w[3].clock, th.tid))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    sections.sort();
+    for p in sections.windows(2) {
+        assert!(p[0].1 <= p[1].0 + 1000, "critical sections overlap in the trace: {:?} and {:?}", p[0], p[1]);
+    }
     // Worksharing begin/end events: per thread the static loop, the dynamic loop and, for the
     // thread that ran it, the single, each a PQx/PQe pair of one declared type.
     for th in &t.threads {

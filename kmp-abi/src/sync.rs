@@ -124,10 +124,17 @@ pub unsafe extern "C" fn __kmpc_end_critical(_loc: *const Ident, gtid: i32, crit
 unsafe fn end_critical_slow(gtid: i32, crit: *mut CriticalName) {
     // SAFETY: as in __kmpc_critical.
     let name = unsafe { &*crit };
-    // Traced, with nobody to wake: the release is an instant in the trace, stamped once the
-    // lock is free (as the acquisition above).
-    if oxiomp_instrument::enabled() && name.try_exit(gtid) {
+    // Traced, with nobody asleep on the lock: the release is an instant in the trace,
+    // stamped while the lock is still held (stamped after, the next holder's section could
+    // begin in the trace before this one ends).
+    if oxiomp_instrument::enabled() && name.held_uncontended_by(gtid) {
         oxiomp_instrument::pass_out(State::CriticalSection, State::CriticalReleasing);
+        if !name.try_exit(gtid)
+            && let Err(e) = name.exit(gtid)
+        {
+            // A waiter went to sleep meanwhile: `exit` wakes it.
+            crate::misuse("__kmpc_end_critical", e);
+        }
         return;
     }
     // A thread that is not inside records nothing: it never entered the section's state.

@@ -336,6 +336,12 @@ impl CriticalName {
         self.installed().is_some_and(|l| l.try_release(0, gtid as u32 + 1))
     }
 
+    /// Whether thread `gtid` is inside the section and nobody sleeps on it (its release would
+    /// be one CAS, unless a waiter goes to sleep meanwhile).
+    pub fn held_uncontended_by(&self, gtid: i32) -> bool {
+        self.installed().is_some_and(|l| l.peek() == pack(1, gtid as u32 + 1))
+    }
+
     /// Whether thread `gtid` is inside the section (stable for that thread: only the holder
     /// releases it).
     pub fn held_by(&self, gtid: i32) -> bool {

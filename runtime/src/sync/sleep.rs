@@ -1,6 +1,7 @@
-//! The waiting room of a team's task pool: threads that wait for a condition that other
-//! threads change (a ready task pushed, a count of children reaching 0) park here once they
-//! have run out of work and spun for the block time; whoever changes such a state notifies.
+//! A waiting room for threads that wait for a condition other threads change (in a team's task
+//! pool: a ready task pushed, a count of children reaching 0; a doacross sink's iteration
+//! posted; a loop slot freed by the last thread of the loop a ring behind): they park here once
+//! they have spun for the block time; whoever changes such a state notifies.
 //! Model-checked with loom (`loom_tests` below).
 //!
 //! # Protocol

@@ -11,7 +11,7 @@
 //! finds no more work, or at `__kmpc_dispatch_deinit`, whichever comes first); the last of the
 //! team to leave resets the slot to `free(k + RING)`. A thread RING loops ahead of the slowest
 //! waits for its slot (the runtime's spin schedule, then parked until the slowest leaves: see
-//! `sync/slot_gate.rs`): that is the only waiting in dispatch.
+//! `sync/slot_gate.rs`); besides that, only ordered loops wait (for their turn, below).
 //!
 //! # Handing out chunks
 //! Dynamic: one `fetch_add` of the chunk on the slot's iteration counter per chunk: a thread
