@@ -66,6 +66,39 @@ impl Sleep {
         futex::wake_all(&self.epoch);
     }
 
+    /// Waits until `cond` holds, for a condition whose changers call [`notify`](Self::notify):
+    /// the runtime's spin schedule (`wait.rs`'s `Spin`: spin, then poll and yield for the
+    /// block time), then parked here until woken.
+    #[cfg(not(loom))]
+    #[cold]
+    pub(crate) fn wait_until(&self, cond: &dyn Fn() -> bool) {
+        use super::wait::Spin;
+        let mut spin = Spin::new();
+        loop {
+            for _ in 0..Spin::POLLS {
+                if cond() {
+                    return;
+                }
+                super::spin_hint();
+            }
+            if !spin.idle_round() {
+                self.park(cond);
+                if cond() {
+                    return;
+                }
+                spin.restart_parked();
+            }
+        }
+    }
+
+    /// Under loom: straight to the sleep protocol (the model would explore every poll).
+    #[cfg(loom)]
+    pub(crate) fn wait_until(&self, cond: &dyn Fn() -> bool) {
+        while !cond() {
+            self.park(cond);
+        }
+    }
+
     /// Parks until notified, unless `ready` holds once the caller is announced (W0-W3). May
     /// return spuriously: the caller re-checks its condition.
     pub(crate) fn park(&self, ready: &dyn Fn() -> bool) {

@@ -110,37 +110,11 @@ impl SlotGate {
         }
     }
 
-    /// Waits until the slot no longer serves an earlier loop than `k`: the runtime's spin
-    /// schedule, then parking (woken by the last leaver).
-    #[cfg(not(loom))]
+    /// Waits until the slot no longer serves an earlier loop than `k` (woken by the last
+    /// leaver of that loop).
     #[cold]
     fn wait_freed(&self, k: u32) {
-        let freed = || !serves_earlier(self.state.load(Ordering::Acquire), k);
-        let mut spin = super::wait::Spin::new();
-        loop {
-            for _ in 0..super::wait::Spin::POLLS {
-                if freed() {
-                    return;
-                }
-                super::spin_hint();
-            }
-            if !spin.idle_round() {
-                self.sleep.park(&freed);
-                if freed() {
-                    return;
-                }
-                spin.restart_parked();
-            }
-        }
-    }
-
-    /// Under loom: straight to the sleep protocol (the model would explore every poll).
-    #[cfg(loom)]
-    fn wait_freed(&self, k: u32) {
-        let freed = || !serves_earlier(self.state.load(Ordering::Acquire), k);
-        while !freed() {
-            self.sleep.park(&freed);
-        }
+        self.sleep.wait_until(&|| !serves_earlier(self.state.load(Ordering::Acquire), k));
     }
 
     /// The initialiser of loop `k` has written the slot: the others may use it.

@@ -17,10 +17,9 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
-
-use super::cache::{self, Block, BlockCache};
 use std::ptr::NonNull;
 
+use super::cache::{self, Block, BlockCache};
 use super::deps::DepMap;
 use super::group::TaskGroup;
 use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::sleep::Sleep;
-use crate::sync::wait::Spin;
 
 /// One dimension as clang passes it: `struct kmp_dim { i64 lo, up, st; }`.
 #[repr(C)]
@@ -89,28 +88,7 @@ impl Doacross {
         if posted() {
             return;
         }
-        self.wait_slow(&posted);
-    }
-
-    /// A sink whose source has not posted yet: the runtime's spin schedule, then parking.
-    #[cold]
-    fn wait_slow(&self, posted: &dyn Fn() -> bool) {
-        let mut spin = Spin::new();
-        loop {
-            for _ in 0..Spin::POLLS {
-                if posted() {
-                    return;
-                }
-                std::hint::spin_loop();
-            }
-            if !spin.idle_round() {
-                self.sleep.park(posted);
-                if posted() {
-                    return;
-                }
-                spin.restart_parked();
-            }
-        }
+        self.sleep.wait_until(&posted);
     }
 }
 
