@@ -121,8 +121,9 @@ pub(crate) struct Context {
     pub(crate) rng: u32,
     /// Reused buffer for dependence lists.
     pub(crate) dep_scratch: Vec<crate::task::Dep>,
-    /// Tasks this thread created (for task numbers).
-    pub(crate) tasks_created: u64,
+    /// The last task number this thread gave out: its gtid in bits 40 and up (set when the
+    /// gtid is), the count of tasks it created below (`task::next_id`).
+    pub(crate) last_task_id: u64,
     /// Where the ICVs must be saved before their first change, or null: a task run at once by
     /// the thread that created it runs on the thread's own ICVs, which it inherits, and they
     /// are copied only if its body changes them (see `task::run_body`; if(0) tasks likewise,
@@ -319,6 +320,7 @@ impl Thread {
         ctx.team = root_team;
         ctx.task = root_team.implicit_task(0);
         ctx.rng ^= gtid as u32;
+        ctx.last_task_id = (gtid as u64) << 40;
         // With binding requested, an initial thread starts on the first place of its partition.
         if ctx.icvs.bind != ProcBind::False {
             ctx.bind(ctx.icvs.partition_start);
@@ -432,7 +434,7 @@ impl ThreadDesc {
                 icv_save: std::ptr::null(),
                 rng: 0x9e37_79b9,
                 dep_scratch: Vec::new(),
-                tasks_created: 0,
+                last_task_id: 0,
                 last_affinity: None,
             }),
             cg_threads: AtomicU32::new(1),
@@ -530,6 +532,8 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
         let gtid = rt.register(desc);
         // SAFETY: not yet visible to the new thread (spawned below) or any team.
         unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
+        // The thread does not run yet: this is the only access to its context.
+        desc.ctx().last_task_id = (gtid as u64) << 40;
         desc
     });
     // The epoch the thread waits beyond: read before the caller can assign work (after this

@@ -81,6 +81,14 @@ impl<P> DepRelease<P> {
         }
     }
 
+    /// Whether the node is as [`new`](Self::new) made it (guard held, no edge, not complete):
+    /// the resting state of a free task block's node. For checks.
+    pub(crate) fn is_new(&self) -> bool {
+        let s = self.succ.lock();
+        // Relaxed: the node is not shared (a free block, checked by its owner).
+        self.npred.load(Ordering::Relaxed) == 1 && !s.done && s.first.is_none() && s.rest.is_empty()
+    }
+
     /// Adds the edge `self -> succ` (whose release state is `succ_state`) unless `self` has
     /// completed; true if added. The caller holds `succ`'s registration guard.
     pub(crate) fn add_edge(&self, succ: P, succ_state: &DepRelease<P>) -> bool {

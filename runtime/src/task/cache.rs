@@ -6,6 +6,12 @@
 //! threads push freed blocks onto the owner's lock-free remote stack (`sync/remote_stack.rs`:
 //! a CAS push, its top word counting the blocks; model-checked with loom), which the owner
 //! takes over whole, in one swap, as its local list when that runs dry.
+//!
+//! The cache stores bytes, but its users keep one invariant on them: a block on a free list
+//! (local or remote) holds a task header *at rest* (task.rs, `Task::write_rest`), so that a
+//! task allocated from the local list ([`BlockCache::try_alloc`]) writes only the fields that
+//! differ from task to task. A block from the system ([`BlockCache::alloc`] may return one)
+//! is written whole.
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
@@ -112,9 +118,10 @@ impl BlockCache {
         }
     }
 
-    /// [`alloc`](Self::alloc)'s common case: a block from the local list of `size`'s class,
-    /// or None (no class, or the list is empty) without calling anything, so that a caller's
-    /// fast path built on it stays a leaf. The caller is this cache's owner.
+    /// [`alloc`](Self::alloc)'s common case: a block from the local list of `size`'s class
+    /// (so, at rest: see the module's documentation), or None (no class, or the list is
+    /// empty) without calling anything, so that a caller's fast path built on it stays a
+    /// leaf. The caller is this cache's owner.
     #[inline]
     pub(crate) fn try_alloc(&self, size: usize) -> Option<Block> {
         let c = class_of(size)?;
@@ -159,8 +166,9 @@ fn system_alloc(l: Layout) -> *mut u8 {
 /// thread's cache when the caller knows it (else it is looked up).
 ///
 /// # Safety
-/// `b` came from [`BlockCache::alloc`] with this `size` and is no longer used; `mine`, if
-/// given, is the calling thread's own cache.
+/// `b` came from [`BlockCache::alloc`] with this `size` and is no longer used (and, if its
+/// `home` is a cache, holds a task header at rest); `mine`, if given, is the calling thread's
+/// own cache.
 #[inline]
 pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
     // SAFETY (all below): per the contract, the block is ours to give back.

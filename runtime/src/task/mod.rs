@@ -71,8 +71,8 @@ pub fn alloc(
             routine,
             traced: false,
         };
-        // SAFETY: a block of `block_size` bytes from the thread's own cache.
-        return unsafe { task::init(block, n) }.kmp();
+        // SAFETY: a block of `block_size` bytes from the thread's own local free list.
+        return unsafe { task::init_rested(block, n) }.kmp();
     }
     alloc_slow(flags, sizeof_task, sizeof_shareds, routine)
 }
@@ -99,12 +99,13 @@ fn alloc_slow(
     t.kmp()
 }
 
-/// A task number unique in the process: the thread's gtid and its own count.
+/// A task number unique in the process: the thread's gtid (bits 40 and up) and its own count
+/// (unique until a thread has created 2^40 tasks).
 #[inline]
 pub(crate) fn next_id(th: Thread) -> u64 {
     let ctx = th.ctx();
-    ctx.tasks_created += 1;
-    ((th.gtid() as u64) << 40) | (ctx.tasks_created & ((1 << 40) - 1))
+    ctx.last_task_id += 1;
+    ctx.last_task_id
 }
 
 /// `__kmpc_task_allow_completion_event`: the event handle of a detachable task.

@@ -250,19 +250,35 @@ impl Task {
     /// Writes the header of a new explicit task, a child of `parent`, at the start of `block`
     /// (`size` bytes), field by field: building a `Task` value and moving it there costs a
     /// second pass over its 300 bytes (and the compiler zeroes the ICV slot's uninitialised
-    /// bytes on the way). Every field is written here but the ICV slot's contents, which
-    /// `IcvSave::init_empty` leaves uninitialised; [`Task::fields`] lists them all, so that a
-    /// new field cannot be forgotten.
+    /// bytes on the way). Every field is written here (by [`Task::write_fresh`] and
+    /// [`Task::write_rest`]) but the ICV slot's contents, which `IcvSave::init_empty` leaves
+    /// uninitialised; [`Task::fields`] lists them all, so that a new field cannot be forgotten.
     ///
     /// # Safety
     /// `block.ptr` is valid for writes of `HEADER` bytes, 16-aligned, and not in use.
     #[inline]
     unsafe fn write_child(block: Block, parent: &Task, head: ChildHead) -> &'static Task {
-        use std::ptr::addr_of_mut;
         let p = block.ptr as *mut Task;
+        // SAFETY: per the contract.
+        unsafe {
+            Task::write_rest(p, block.home);
+            Task::write_fresh(p, parent, head)
+        }
+    }
+
+    /// Writes the fields of a new task's header that differ from task to task, in a block
+    /// whose other fields are at rest (see [`Task::write_rest`]): a block from a cache's
+    /// free list.
+    ///
+    /// # Safety
+    /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and every field
+    /// [`Task::write_rest`] writes holds that value (or is written by the caller next).
+    #[inline]
+    unsafe fn write_fresh(p: *mut Task, parent: &Task, head: ChildHead) -> &'static Task {
+        use std::ptr::addr_of_mut;
         let group = parent.cur_group.get();
         // SAFETY: per the contract, each field lies inside the block; writes do not read or
-        // drop the old (uninitialised) contents.
+        // drop the old contents (plain data, or at rest).
         unsafe {
             addr_of_mut!((*p).kind).write(Kind::Explicit);
             addr_of_mut!((*p).flags).write(head.flags);
@@ -277,7 +293,30 @@ impl Task {
             addr_of_mut!((*p).depth).write(parent.depth + 1);
             addr_of_mut!((*p).is_final).write(head.is_final);
             addr_of_mut!((*p).size).write(head.size);
-            addr_of_mut!((*p).home).write(block.home);
+            addr_of_mut!((*p).cur_group).write(Cell::new(group));
+            &*p
+        }
+    }
+
+    /// Puts the header at `p` at rest: every field that a task's life leaves as it found it
+    /// when the task ends in the common way (run at once and retired quietly, see
+    /// `retire_quietly`) gets the value a new task starts with, `home` the block's cache.
+    /// Blocks on a cache's free lists are at rest (the freeing paths see to it:
+    /// [`free_unshared`] puts back the few fields a quiet end changed, [`release_ref_from`]
+    /// writes them all), so that allocating from a free list writes only
+    /// [`Task::write_fresh`]'s fields: slab allocation with objects kept in their constructed
+    /// state.
+    ///
+    /// # Safety
+    /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and its fields own
+    /// nothing (never initialised, or dropped).
+    #[inline]
+    unsafe fn write_rest(p: *mut Task, home: *const BlockCache) {
+        use std::ptr::addr_of_mut;
+        // SAFETY: per the contract, each field lies inside the block; writes do not read or
+        // drop the old contents.
+        unsafe {
+            addr_of_mut!((*p).home).write(home);
             addr_of_mut!((*p).created).write(AtomicU32::new(0));
             addr_of_mut!((*p).spawned).write(AtomicU32::new(0));
             addr_of_mut!((*p).counted).write(Cell::new(Counted::No));
@@ -287,7 +326,6 @@ impl Task {
             addr_of_mut!((*p).parts).write(AtomicU32::new(0));
             addr_of_mut!((*p).event).write(AtomicU32::new(0));
             addr_of_mut!((*p).dep).write(DepRelease::new());
-            addr_of_mut!((*p).cur_group).write(Cell::new(group));
             addr_of_mut!((*p).child_deps).write(UnsafeCell::new(None));
             IcvSave::init_empty(addr_of_mut!((*p).icvs));
             addr_of_mut!((*p).outer_save).write(Cell::new(std::ptr::null()));
@@ -295,12 +333,37 @@ impl Task {
             addr_of_mut!((*p).mutexes).write(UnsafeCell::new(None));
             addr_of_mut!((*p).completed).write(AtomicU32::new(0));
             addr_of_mut!((*p).retired).write(AtomicU32::new(0));
-            &*p
         }
     }
 
+    /// Whether the header's resting fields (see [`Task::write_rest`]) hold their resting
+    /// values, `home` being `home`: what a block taken from a free list must satisfy. For
+    /// tests and debug builds.
+    pub(crate) fn is_at_rest(&self, home: *const BlockCache) -> bool {
+        std::ptr::eq(self.home, home)
+            && self.created.load(Ordering::Relaxed) == 0
+            && self.spawned.load(Ordering::Relaxed) == 0
+            && self.counted.get() == Counted::No
+            && !self.parent_ref.get()
+            && !self.dep_tracked.load(Ordering::Relaxed)
+            && self.refs.load(Ordering::Relaxed) == 1
+            && self.parts.load(Ordering::Relaxed) == 0
+            && self.event.load(Ordering::Relaxed) == 0
+            && self.dep.is_new()
+            // SAFETY: the block is not in use: nobody else touches these.
+            && unsafe { (*self.child_deps.get()).is_none() }
+            && !self.icvs.is_full()
+            && self.outer_save.get().is_null()
+            && !self.if0.get()
+            // SAFETY: as above.
+            && unsafe { (*self.mutexes.get()).is_none() }
+            && self.completed.load(Ordering::Relaxed) == 0
+            && self.retired.load(Ordering::Relaxed) == 0
+    }
+
     /// Names every field of `Task`, without `..`: adding a field breaks the build here, as a
-    /// reminder to initialise it in [`Task::write_child`] and [`Task::blank`].
+    /// reminder to initialise it in [`Task::blank`] and in [`Task::write_fresh`] or
+    /// [`Task::write_rest`] (and to check it in [`Task::is_at_rest`] if it rests).
     #[allow(dead_code)]
     fn fields(self) {
         let Task {
@@ -481,6 +544,32 @@ pub(crate) fn alloc(n: NewTask, cache: &BlockCache) -> &'static Task {
 /// bytes for `n` and is not in use.
 #[inline]
 pub(crate) unsafe fn init(block: Block, n: NewTask) -> &'static Task {
+    // SAFETY: per the contract.
+    unsafe { init_with(block, n, false) }
+}
+
+/// [`init`] for a block taken from a cache's local free list ([`BlockCache::try_alloc`]),
+/// whose resting fields need no writing (see [`Task::write_rest`]).
+///
+/// # Safety
+/// As for [`init`], and the block came from `try_alloc` (so it is at rest).
+#[inline]
+pub(crate) unsafe fn init_rested(block: Block, n: NewTask) -> &'static Task {
+    if cfg!(any(test, debug_assertions)) {
+        // SAFETY: the block is at least HEADER bytes; a listed block's header is initialised.
+        let t = unsafe { &*(block.ptr as *const Task) };
+        assert!(t.is_at_rest(block.home), "a task block on a free list is not at rest");
+    }
+    // SAFETY: per the contract.
+    unsafe { init_with(block, n, true) }
+}
+
+/// [`init`], writing only the fields that differ from task to task when `rested`.
+///
+/// # Safety
+/// As for [`init`]; when `rested`, the block is at rest.
+#[inline]
+unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
     let body = body_size(n.sizeof_task);
     let size = n.size();
     let p = block.ptr;
@@ -500,8 +589,14 @@ pub(crate) unsafe fn init(block: Block, n: NewTask) -> &'static Task {
         priority: 0,
     };
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
-    // `kmp_task_t` fit (HEADER + 40 <= size).
-    let t = unsafe { Task::write_child(block, parent, head) };
+    // `kmp_task_t` fit (HEADER + 40 <= size); a rested block's other fields are at rest.
+    let t = unsafe {
+        if rested {
+            Task::write_fresh(p as *mut Task, parent, head)
+        } else {
+            Task::write_child(block, parent, head)
+        }
+    };
     // SAFETY: as above.
     unsafe {
         let kt = p.add(HEADER) as *mut KmpTask;
@@ -640,9 +735,12 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
         let (size, home) = (task.size, task.home);
         // SAFETY: the last reference is gone: nobody can reach the block any more. It came
         // from `alloc`/`duplicate` (a cache block of `size` bytes) or `alloc_node` (a system
-        // block, home null).
+        // block, home null). A cache block goes back at rest (what its free list requires).
         unsafe {
             std::ptr::drop_in_place(t as *mut Task);
+            if !home.is_null() {
+                Task::write_rest(t as *mut Task, home);
+            }
             cache::free(Block { ptr: t as *mut u8, home }, size, mine);
         }
         t = parent;
@@ -654,11 +752,23 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
 ///
 /// # Safety
 /// The calling thread holds the only reference to `t` (from `alloc`) and does not use it
-/// again; `mine` is its own cache.
+/// again; `mine` is its own cache; `t` ended quietly (`retire_quietly`): of its resting
+/// fields (see [`Task::write_rest`]) only those put back here differ from their resting values.
 pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
     let (p, size, home) = (t as *const Task as *mut u8, t.size, t.home);
     // Nothing to drop: the child map and the mutexinoutset locks are empty (no child, no
     // dependence), the successor list was never pushed to (the task was never in a map).
+    // What a quiet end changed goes back to rest: a task run at once was counted for
+    // retirement only and ran one part; an if(0) task also borrowed its creator's save slot
+    // (`complete_if0` emptied the ICV slot). Its counts are back at 0 (nothing it generated
+    // is left: `spawned` is 0, and `created`, `completed` and `retired` only move for
+    // counted children, which would have kept `spawned` above 0), `refs` is 1, and nothing
+    // else was touched (no dependences, no event, no parent reference). Relaxed: only this
+    // thread ever saw the task.
+    t.parts.store(0, Ordering::Relaxed);
+    t.counted.set(Counted::No);
+    t.if0.set(false);
+    t.outer_save.set(std::ptr::null());
     // SAFETY: per the contract, the block is unreferenced; it came from `alloc` with `size`
     // bytes.
     unsafe { cache::free(Block { ptr: p, home }, size, Some(mine)) };
