@@ -16,6 +16,8 @@
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
 
+use crossbeam_utils::CachePadded;
+
 use crate::sync::remote_stack::{Link, RemoteStack};
 
 /// Block sizes of the classes, in bytes.
@@ -57,25 +59,34 @@ impl LocalList {
     }
 }
 
+/// One size class of a thread's cache: the home a block of that class names, so that giving
+/// a block back needs neither its class worked out again nor a table lookup.
+pub(crate) struct ClassCache {
+    /// Owner only.
+    local: UnsafeCell<LocalList>,
+    /// The blocks other threads gave back (its own cache line: other threads CAS it while
+    /// the owner works on `local`).
+    remote: CachePadded<RemoteStack>,
+    /// The class's index in `CLASSES`.
+    class: usize,
+}
+
 /// One thread's cache of task blocks (lives in its descriptor, never freed).
 pub(crate) struct BlockCache {
-    /// Owner only.
-    local: UnsafeCell<[LocalList; CLASSES.len()]>,
-    /// Per class, the blocks other threads gave back.
-    remote: [RemoteStack; CLASSES.len()],
+    classes: [ClassCache; CLASSES.len()],
 }
 
 // SAFETY: `local` is touched only by the owning thread (`alloc`, and `free` when called by
 // the owner, both through `Thread`, which is !Send); `remote` is atomic.
-unsafe impl Sync for BlockCache {}
+unsafe impl Sync for ClassCache {}
 // SAFETY: as above.
-unsafe impl Send for BlockCache {}
+unsafe impl Send for ClassCache {}
 
 /// The class of blocks of `size` bytes (the smallest of `CLASSES` that holds it).
 #[inline]
 fn class_of(size: usize) -> Option<usize> {
     // Compares, not a bit scan: without `lzcnt` in the target, `leading_zeros` is a dozen
-    // instructions, on every allocation and free.
+    // instructions, on every allocation.
     match size {
         0..=256 => Some(0),
         257..=512 => Some(1),
@@ -94,16 +105,27 @@ fn class_layout(class: usize) -> Layout {
 #[derive(Clone, Copy)]
 pub(crate) struct Block {
     pub(crate) ptr: *mut u8,
-    /// The cache to give it back to (null: a system allocation of `size` bytes).
-    pub(crate) home: *const BlockCache,
+    /// The cache class to give it back to (null: a system allocation of `size` bytes).
+    pub(crate) home: *const ClassCache,
 }
 
 impl BlockCache {
     pub(crate) fn new() -> BlockCache {
         BlockCache {
-            local: UnsafeCell::new(std::array::from_fn(|_| LocalList { head: std::ptr::null_mut(), len: 0 })),
-            remote: std::array::from_fn(|_| RemoteStack::new()),
+            classes: std::array::from_fn(|class| ClassCache {
+                local: UnsafeCell::new(LocalList { head: std::ptr::null_mut(), len: 0 }),
+                remote: CachePadded::new(RemoteStack::new()),
+                class,
+            }),
         }
+    }
+
+    /// Whether `home` is one of this cache's classes.
+    #[inline]
+    fn owns(&self, home: &ClassCache) -> bool {
+        // One subtraction and compare: the classes are an array inside `self`.
+        (home as *const ClassCache as usize).wrapping_sub(self as *const BlockCache as usize)
+            < std::mem::size_of::<BlockCache>()
     }
 
     /// A block of at least `size` bytes, 16-aligned. The caller is this cache's owner.
@@ -113,7 +135,7 @@ impl BlockCache {
             return b;
         }
         match class_of(size) {
-            Some(c) => self.refill(c),
+            Some(c) => self.classes[c].refill(),
             None => Block { ptr: system_alloc(layout(size)), home: std::ptr::null() },
         }
     }
@@ -124,23 +146,25 @@ impl BlockCache {
     /// leaf. The caller is this cache's owner.
     #[inline]
     pub(crate) fn try_alloc(&self, size: usize) -> Option<Block> {
-        let c = class_of(size)?;
+        let home = &self.classes[class_of(size)?];
         // SAFETY: the owner is the only thread touching `local`.
-        let local = unsafe { &mut (*self.local.get())[c] };
-        local.pop().map(|p| Block { ptr: p, home: self })
+        let local = unsafe { &mut *home.local.get() };
+        local.pop().map(|p| Block { ptr: p, home })
     }
+}
 
-    /// The local list of class `c` is empty: takes the blocks other threads gave back, or a
-    /// new one from the system.
+impl ClassCache {
+    /// The local list is empty: takes the blocks other threads gave back, or a new one from
+    /// the system. The caller is the owner.
     #[cold]
-    fn refill(&self, c: usize) -> Block {
+    fn refill(&self) -> Block {
         // SAFETY: the owner is the only thread touching `local`.
-        let local = unsafe { &mut (*self.local.get())[c] };
+        let local = unsafe { &mut *self.local.get() };
         // The local list is empty: the stack becomes it as it is (linked through `next`).
-        (local.head, local.len) = self.remote[c].take_all();
+        (local.head, local.len) = self.remote.take_all();
         match local.pop() {
             Some(p) => Block { ptr: p, home: self },
-            None => Block { ptr: system_alloc(class_layout(c)), home: self },
+            None => Block { ptr: system_alloc(class_layout(self.class)), home: self },
         }
     }
 }
@@ -176,42 +200,41 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
         unsafe { std::alloc::dealloc(b.ptr, layout(size)) };
         return;
     };
-    let c = class_of(size).expect("cached blocks have a class");
     let mine = match mine {
-        Some(c) => std::ptr::eq(c, home),
-        None => crate::thread::Thread::peek().is_some_and(|th| std::ptr::eq(th.desc().task_cache(), home)),
+        Some(c) => c.owns(home),
+        None => crate::thread::Thread::peek().is_some_and(|th| th.desc().task_cache().owns(home)),
     };
     if mine {
         // SAFETY: we are the owner: the only thread touching `local`.
-        let local = unsafe { &mut (*home.local.get())[c] };
+        let local = unsafe { &mut *home.local.get() };
         if local.len < LOCAL_MAX {
             local.push(b.ptr);
             return;
         }
     }
     // SAFETY: per the contract.
-    unsafe { free_slow(b, c, home, mine) }
+    unsafe { free_slow(b, home, mine) }
 }
 
 /// `free` of a block to another thread's cache (its remote stack), or beyond the local
 /// list's bound (to the system).
 ///
 /// # Safety
-/// As for [`free`]; `home` is the block's cache, `c` its class, `mine` whether that is the
-/// calling thread's.
+/// As for [`free`]; `home` is the block's cache class, `mine` whether that is the calling
+/// thread's.
 #[cold]
-unsafe fn free_slow(b: Block, c: usize, home: &BlockCache, mine: bool) {
+unsafe fn free_slow(b: Block, home: &ClassCache, mine: bool) {
     if mine {
         // SAFETY: the block came from the system with this class's layout.
-        unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
+        unsafe { std::alloc::dealloc(b.ptr, class_layout(home.class)) };
         return;
     }
     // SAFETY: the block is free, at least pointer-sized, ours to give back.
-    if !unsafe { home.remote[c].push(b.ptr as *mut FreeBlock) } {
+    if !unsafe { home.remote.push(b.ptr as *mut FreeBlock) } {
         // An address beyond 48 bits (a 57-bit address space) does not fit the top word: the
         // block goes back to the system instead.
         // SAFETY: the block came from the system with this class's layout.
-        unsafe { std::alloc::dealloc(b.ptr, class_layout(c)) };
+        unsafe { std::alloc::dealloc(b.ptr, class_layout(home.class)) };
     }
 }
 
@@ -244,7 +267,7 @@ mod tests {
         let c = cache.alloc(300);
         let (addr, home) = (c.ptr as usize, c.home as usize);
         std::thread::spawn(move || {
-            let c = Block { ptr: addr as *mut u8, home: home as *const BlockCache };
+            let c = Block { ptr: addr as *mut u8, home: home as *const ClassCache };
             // SAFETY: the block is unused; this thread is not the owner (no `mine`, no
             // descriptor: the remote path).
             unsafe { free(c, 300, None) };
@@ -254,11 +277,11 @@ mod tests {
         assert_eq!(cache.alloc(300).ptr as usize, addr);
         // Five blocks freed remotely come back as a list of five, counted without a walk.
         let blocks: Vec<usize> = (0..5).map(|_| cache.alloc(300).ptr as usize).collect();
-        let home = cache as *const BlockCache as usize;
+        let home = &cache.classes[1] as *const ClassCache as usize;
         let bs = blocks.clone();
         std::thread::spawn(move || {
             for &p in &bs {
-                let b = Block { ptr: p as *mut u8, home: home as *const BlockCache };
+                let b = Block { ptr: p as *mut u8, home: home as *const ClassCache };
                 // SAFETY: unused blocks of this cache, freed by a thread that is not its owner.
                 unsafe { free(b, 300, None) };
             }
@@ -268,7 +291,7 @@ mod tests {
         let got = cache.alloc(300).ptr as usize;
         assert_eq!(got, blocks[4], "the last block pushed is on top");
         // SAFETY: this thread is the cache's owner in this test.
-        assert_eq!(unsafe { &(*cache.local.get())[1] }.len, 4, "the adopted list counts the rest");
+        assert_eq!(unsafe { &*cache.classes[1].local.get() }.len, 4, "the adopted list counts the rest");
         let mut rest: Vec<usize> = (0..4).map(|_| cache.alloc(300).ptr as usize).collect();
         rest.reverse();
         assert_eq!(rest, blocks[..4], "then the others, newest first");

@@ -19,7 +19,7 @@ use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
-use super::cache::{self, Block, BlockCache};
+use super::cache::{self, Block, BlockCache, ClassCache};
 use super::deps::DepMap;
 use super::group::TaskGroup;
 use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -118,8 +118,8 @@ pub struct Task {
     pub is_final: u32,
     /// Allocation size in bytes (0: not heap-allocated).
     pub size: usize,
-    /// The block cache the memory goes back to (null: the system allocator).
-    pub(crate) home: *const BlockCache,
+    /// The block cache class the memory goes back to (null: the system allocator).
+    pub(crate) home: *const ClassCache,
     /// Children generated so far (counted ones: not if0). Written only by the thread running
     /// the task (Relaxed load + store, no read-modify-write).
     pub(crate) created: AtomicU32,
@@ -311,7 +311,7 @@ impl Task {
     /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and its fields own
     /// nothing (never initialised, or dropped).
     #[inline]
-    unsafe fn write_rest(p: *mut Task, home: *const BlockCache) {
+    unsafe fn write_rest(p: *mut Task, home: *const ClassCache) {
         use std::ptr::addr_of_mut;
         // SAFETY: per the contract, each field lies inside the block; writes do not read or
         // drop the old contents.
@@ -339,7 +339,7 @@ impl Task {
     /// Whether the header's resting fields (see [`Task::write_rest`]) hold their resting
     /// values, `home` being `home`: what a block taken from a free list must satisfy. For
     /// tests and debug builds.
-    pub(crate) fn is_at_rest(&self, home: *const BlockCache) -> bool {
+    pub(crate) fn is_at_rest(&self, home: *const ClassCache) -> bool {
         std::ptr::eq(self.home, home)
             && self.created.load(Ordering::Relaxed) == 0
             && self.spawned.load(Ordering::Relaxed) == 0
