@@ -13,20 +13,14 @@
 //! `LOCKED = MARK | 1`, `CONTENDED = MARK | 2` (someone may sleep). A critical section's name
 //! is zeroed static storage, so its marker is 0.
 //!
-//! Acquire: CAS (UNLOCKED, 0) → (LOCKED, me); failing that, spin and yield for the block time
-//! (the runtime's `Spin` schedule), then mark the word CONTENDED (keeping the holder as owner)
-//! and sleep on the futex while it stays CONTENDED; a thread that finds the lock free after
-//! sleeping takes it as (CONTENDED, me), since others may still sleep. Release: CAS
-//! (LOCKED, me) → (UNLOCKED, 0), which also checks the owner; if the word is (CONTENDED, me)
-//! instead, swap in (UNLOCKED, 0) and wake one sleeper. (The classic three-state
-//! futex mutex: a sleeper always leaves CONTENDED behind, so the release after it went to
-//! sleep cannot miss it.)
+//! The mutex itself, its protocol, the argument that no wake-up is lost and its loom models
+//! are in `sync/owned_mutex.rs`; this module gives it the OpenMP routines' meaning (lock
+//! kinds, misuse reports, critical names, nesting).
 
 use crossbeam_utils::CachePadded;
 
 use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
-use crate::sync::futex;
-use crate::sync::wait::Spin;
+use crate::sync::owned_mutex::{OwnedMutex, owner_of, pack, state_of};
 
 const MARK: u32 = 0x6c6f_0000; // "lo"
 const UNLOCKED: u32 = MARK;
@@ -38,140 +32,6 @@ pub type LockMisuse = &'static str;
 const NOT_INIT: LockMisuse = "the lock is not initialized (or was destroyed)";
 /// `__kmpc_end_critical` by a thread that is not inside the section.
 pub const NOT_INSIDE: LockMisuse = "the calling thread is not inside this critical section";
-
-fn pack(state: u32, owner: u32) -> u64 {
-    state as u64 | (owner as u64) << 32
-}
-
-fn state_of(w: u64) -> u32 {
-    w as u32
-}
-
-fn owner_of(w: u64) -> u32 {
-    (w >> 32) as u32
-}
-
-/// A mutex whose unlocked state is `unlocked` (locked `unlocked | 1`, contended
-/// `unlocked | 2`), with its owner, in one word.
-#[repr(transparent)]
-struct OwnedMutex(AtomicU64);
-
-impl OwnedMutex {
-    /// The futex word: the low half of the 64-bit word.
-    fn futex_word(&self) -> *const u32 {
-        let p = self.0.as_ptr() as *const u32;
-        // The low half is the first four bytes on little-endian machines.
-        if cfg!(target_endian = "big") { p.wrapping_add(1) } else { p }
-    }
-
-    /// Tries to take a free lock for `me` (gtid + 1); returns the word seen on failure.
-    #[inline]
-    fn try_acquire(&self, unlocked: u32, me: u32) -> Result<(), u64> {
-        // Acquire: pairs with the Release CAS (or swap) in `release`, so the previous holder's
-        // critical section happens-before ours.
-        self.0
-            .compare_exchange(pack(unlocked, 0), pack(unlocked | 1, me), Ordering::Acquire, Ordering::Relaxed)
-            .map(|_| ())
-    }
-
-    /// The contended path: spin, yield, then sleep until the lock is ours.
-    #[cold]
-    fn acquire_contended(&self, unlocked: u32, me: u32) {
-        let mut spin = Spin::new();
-        // Exponential backoff between looks at the word: each look pulls the holder's cache
-        // line over, and a holder that releases and re-acquires at once (a loop around a
-        // critical section) then pays a cache-line transfer per acquisition; looking less
-        // often lets it keep the line while its critical sections are short. A round spends
-        // the same `Spin::POLLS` spin hints as other waiters' rounds, so the phases of the
-        // spin schedule last as long as theirs; only the looks get rarer (down to one per
-        // round).
-        let mut backoff = 1u32;
-        loop {
-            let mut hints = Spin::POLLS;
-            while hints > 0 {
-                if state_of(self.0.load(Ordering::Relaxed)) == unlocked
-                    && self.try_acquire(unlocked, me).is_ok()
-                {
-                    return;
-                }
-                let n = backoff.min(hints);
-                for _ in 0..n {
-                    std::hint::spin_loop();
-                }
-                hints -= n;
-                backoff = (backoff * 2).min(Spin::POLLS);
-            }
-            if !spin.idle_round() {
-                break;
-            }
-        }
-        let mut w = self.0.load(Ordering::Relaxed);
-        loop {
-            let next = if state_of(w) == unlocked {
-                // Free: take it, leaving CONTENDED behind for sleepers that may remain.
-                pack(unlocked | 2, me)
-            } else if state_of(w) == unlocked | 1 {
-                // Held, nobody marked asleep yet: mark it CONTENDED (keeping the holder as
-                // owner) so that the release wakes us.
-                pack(unlocked | 2, owner_of(w))
-            } else {
-                // CONTENDED already: sleep while it stays so (the kernel compares the low
-                // half, the state, atomically with queueing us).
-                // SAFETY: the futex word is the live, aligned low half of this lock's word.
-                unsafe { futex::wait_raw(self.futex_word(), unlocked | 2) };
-                w = self.0.load(Ordering::Relaxed);
-                continue;
-            };
-            // Acquire: when we take the lock, pairs with the holder's Release swap.
-            match self.0.compare_exchange(w, next, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) if state_of(w) == unlocked => return,
-                Ok(_) => w = next,
-                Err(now) => w = now,
-            }
-        }
-    }
-
-    /// Releases the lock if `me` holds it and nobody was marked asleep (one CAS, no load
-    /// before it: a load would be a second access to a line another thread is polling).
-    #[inline(always)]
-    fn try_release(&self, unlocked: u32, me: u32) -> bool {
-        // Release: publishes the critical section to the next acquirer.
-        self.0
-            .compare_exchange(pack(unlocked | 1, me), pack(unlocked, 0), Ordering::Release, Ordering::Relaxed)
-            .is_ok()
-    }
-
-    /// Releases the lock if `me` holds it (see `try_release`); otherwise returns the word
-    /// seen. Wakes one sleeper if there may be one.
-    #[inline]
-    fn release(&self, unlocked: u32, me: u32) -> Result<(), u64> {
-        // Release: publishes the critical section to the next acquirer.
-        match self.0.compare_exchange(
-            pack(unlocked | 1, me),
-            pack(unlocked, 0),
-            Ordering::Release,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => Ok(()),
-            Err(w) if owner_of(w) == me && state_of(w) == unlocked | 2 => {
-                // Ours, and someone may sleep: nobody else changes the word now (waiters
-                // only set the CONTENDED bit, already set, or take a free lock).
-                self.0.swap(pack(unlocked, 0), Ordering::Release);
-                // SAFETY: as in `acquire_contended`.
-                unsafe { futex::wake_one_raw(self.futex_word()) };
-                Ok(())
-            }
-            Err(w) => Err(w),
-        }
-    }
-
-    /// The current word (for checks; Relaxed: the owner half is only compared with the
-    /// caller's own gtid, which only the caller stores).
-    #[inline]
-    fn peek(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
 
 /// The 8 bytes of an `omp_lock_t` seen as a lock.
 #[repr(C, align(8))]

@@ -1,8 +1,8 @@
-//! The two futex operations the sleep protocol needs (Linux, private futexes).
+//! The futex operations the sleep protocol and the owned mutex need (Linux, private futexes).
 //!
 //! Under loom there is no kernel: see `model` below.
 
-use super::atomic::AtomicU32;
+use super::atomic::{AtomicU32, AtomicU64};
 
 /// Blocks while `*word == expected` (returns at once if it differs, on a wake, or spuriously).
 #[cfg(not(loom))]
@@ -20,18 +20,24 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32) {
     }
 }
 
-/// [`wait`] on a raw futex word (a half of a 64-bit atomic, which has no `AtomicU32` of its
-/// own).
-///
-/// # Safety
-/// `word` points to a live, 4-aligned u32 for the duration of the call.
+/// The futex word inside a 64-bit atomic: its low half (the first four bytes on
+/// little-endian machines).
 #[cfg(not(loom))]
-pub(crate) unsafe fn wait_raw(word: *const u32, expected: u32) {
-    // SAFETY: per the contract; FUTEX_WAIT only reads the word.
+fn low_half(word: &AtomicU64) -> *const u32 {
+    let p = word.as_ptr() as *const u32;
+    if cfg!(target_endian = "big") { p.wrapping_add(1) } else { p }
+}
+
+/// Blocks while the low half of `word` equals `expected` (returns at once if it differs, on a
+/// wake, or spuriously). The owned mutex keeps its futex state there.
+#[cfg(not(loom))]
+pub(crate) fn wait_low(word: &AtomicU64, expected: u32) {
+    // SAFETY: FUTEX_WAIT only reads the u32 at the address, the live, 4-aligned low half of
+    // `word` for the duration of the call; a null timeout means "no timeout".
     unsafe {
         libc::syscall(
             libc::SYS_futex,
-            word,
+            low_half(word),
             libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
             expected,
             std::ptr::null::<libc::timespec>(),
@@ -39,15 +45,12 @@ pub(crate) unsafe fn wait_raw(word: *const u32, expected: u32) {
     }
 }
 
-/// Wakes one thread blocked in [`wait_raw`] on `word`.
-///
-/// # Safety
-/// As for [`wait_raw`] (the address only identifies the wait queue).
+/// Wakes one thread blocked in [`wait_low`] on `word`.
 #[cfg(not(loom))]
-pub(crate) unsafe fn wake_one_raw(word: *const u32) {
-    // SAFETY: FUTEX_WAKE does not access memory.
+pub(crate) fn wake_one_low(word: &AtomicU64) {
+    // SAFETY: FUTEX_WAKE does not access memory; the address only identifies the wait queue.
     unsafe {
-        libc::syscall(libc::SYS_futex, word, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+        libc::syscall(libc::SYS_futex, low_half(word), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
     }
 }
 
@@ -60,29 +63,54 @@ pub(crate) fn wake_all(word: &AtomicU32) {
     }
 }
 
-/// Under loom the kernel's futex is modelled by one mutex and condition variable: the value
-/// check and the sleep happen under the lock, as the kernel does them under its hash-bucket
-/// lock, so a lost wake-up shows up as a deadlock the model checker reports.
+/// Under loom the kernel's futex is modelled by a mutex and condition variable per bucket:
+/// the value check and the sleep happen under the lock, as the kernel does them under its
+/// hash-bucket lock, so a lost wake-up shows up as a deadlock the model checker reports.
 #[cfg(loom)]
 mod model {
+    use loom::sync::{Condvar, Mutex};
+
+    /// A futex's wait queue: the kernel's hash bucket, its lock, and its sleepers.
+    pub(super) type Bucket = (Mutex<()>, Condvar);
+
     loom::lazy_static! {
-        pub(super) static ref BUCKET: (loom::sync::Mutex<()>, loom::sync::Condvar) =
-            (loom::sync::Mutex::new(()), loom::sync::Condvar::new());
+        pub(super) static ref BUCKET: Bucket = (Mutex::new(()), Condvar::new());
+        /// The owned mutex's futexes (a model uses one lock), apart from `BUCKET` so that
+        /// waking one wakes a waiter of this futex, as the kernel does.
+        pub(super) static ref LOW_BUCKET: Bucket = (Mutex::new(()), Condvar::new());
+    }
+
+    /// Sleeps on `bucket` if `unchanged` holds, checked under the bucket's lock.
+    pub(super) fn wait(bucket: &Bucket, unchanged: impl FnOnce() -> bool) {
+        let g = bucket.0.lock().unwrap();
+        if unchanged() {
+            drop(bucket.1.wait(g).unwrap());
+        }
+    }
+
+    /// Wakes one or every sleeper of `bucket`.
+    pub(super) fn wake(bucket: &Bucket, all: bool) {
+        let _g = bucket.0.lock().unwrap();
+        if all { bucket.1.notify_all() } else { bucket.1.notify_one() }
     }
 }
 
 #[cfg(loom)]
 pub(crate) fn wait(word: &AtomicU32, expected: u32) {
-    let (m, cv) = &*model::BUCKET;
-    let g = m.lock().unwrap();
-    if word.load(super::atomic::Ordering::SeqCst) == expected {
-        drop(cv.wait(g).unwrap());
-    }
+    model::wait(&model::BUCKET, || word.load(super::atomic::Ordering::SeqCst) == expected);
 }
 
 #[cfg(loom)]
 pub(crate) fn wake_all(_word: &AtomicU32) {
-    let (m, cv) = &*model::BUCKET;
-    let _g = m.lock().unwrap();
-    cv.notify_all();
+    model::wake(&model::BUCKET, true);
+}
+
+#[cfg(loom)]
+pub(crate) fn wait_low(word: &AtomicU64, expected: u32) {
+    model::wait(&model::LOW_BUCKET, || word.load(super::atomic::Ordering::SeqCst) as u32 == expected);
+}
+
+#[cfg(loom)]
+pub(crate) fn wake_one_low(_word: &AtomicU64) {
+    model::wake(&model::LOW_BUCKET, false);
 }

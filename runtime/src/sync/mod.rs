@@ -7,6 +7,7 @@ pub(crate) mod chunk_blocks;
 pub(crate) mod fork_lock;
 pub(crate) mod futex;
 pub(crate) mod mutex;
+pub(crate) mod owned_mutex;
 pub(crate) mod release;
 pub(crate) mod remote_stack;
 pub(crate) mod retire;
