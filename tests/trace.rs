@@ -204,6 +204,15 @@ fn task_states_are_exact() {
             }
         }
     }
+    // A task is created at the instant its allocation ends (one clock read for both).
+    for th in &t.threads {
+        for w in th.events.windows(2) {
+            if &w[0].mcv == b"PPc" {
+                let left_alloc = State::TaskAllocation.ovni_code(false);
+                assert_eq!((w[1].mcv, w[1].clock), (left_alloc, w[0].clock), "thread {}", th.tid);
+            }
+        }
+    }
     // Two task types (the chain task and the free task) and the single construct, declared
     // once each in the process.
     assert_eq!(count(b"POc"), 3);

@@ -121,6 +121,12 @@ pub trait Recorder: Send + Sync {
     fn pop(&self, state: State);
     /// A task numbered `id` was created; `entry` is the address of its code (its type).
     fn task_created(&self, _id: u32, _entry: usize) {}
+    /// A task numbered `id` was created (as in `task_created`) and the calling thread leaves
+    /// `state` (the allocation), at one instant.
+    fn task_created_leaving(&self, id: u32, entry: usize, state: State) {
+        self.task_created(id, entry);
+        self.pop(state);
+    }
     /// The calling thread starts running task `id`.
     fn task_execute(&self, _id: u32) {}
     /// The calling thread stops running task `id`.
@@ -280,9 +286,39 @@ pub fn task_created(entry: usize) -> u32 {
     task_created_slow(entry)
 }
 
+/// [`task_created`], and the calling thread leaves `state` (which it entered to allocate the
+/// task) at the same instant: one clock read for both.
+#[inline(always)]
+pub fn task_created_leaving(entry: usize, state: State) -> u32 {
+    if !enabled() {
+        return 0;
+    }
+    task_created_leaving_slow(entry, state)
+}
+
 #[cold]
 fn task_created_slow(entry: usize) -> u32 {
-    let id = TASK_IDS
+    let id = next_task_number();
+    if id != 0 {
+        recorder().task_created(id, entry);
+    }
+    id
+}
+
+#[cold]
+fn task_created_leaving_slow(entry: usize, state: State) -> u32 {
+    let id = next_task_number();
+    if id != 0 {
+        recorder().task_created_leaving(id, entry, state);
+    } else {
+        recorder().pop(state);
+    }
+    id
+}
+
+/// The next task number of the calling thread's block (0 if the thread's storage is gone).
+fn next_task_number() -> u32 {
+    TASK_IDS
         .try_with(|ids| {
             let (mut next, mut end) = ids.get();
             if next == end {
@@ -295,11 +331,7 @@ fn task_created_slow(entry: usize) -> u32 {
             ids.set((next.wrapping_add(1), end));
             next
         })
-        .unwrap_or(0);
-    if id != 0 {
-        recorder().task_created(id, entry);
-    }
-    id
+        .unwrap_or(0)
 }
 
 static ENABLED: AtomicBool = AtomicBool::new(false);

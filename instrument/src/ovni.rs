@@ -480,12 +480,12 @@ impl Recorder for OvniRecorder {
     }
     fn task_created(&self, id: u32, entry: usize) {
         let Some(st) = my_stream() else { return };
-        let tid = task_type(entry);
-        declare(st, tid, || task_label(entry));
-        let mut p = [0u8; 8];
-        p[..4].copy_from_slice(&id.to_le_bytes());
-        p[4..].copy_from_slice(&tid.to_le_bytes());
-        append_small(st, *b"PPc", &p);
+        append_small(st, *b"PPc", &created_payload(st, id, entry));
+    }
+    fn task_created_leaving(&self, id: u32, entry: usize, state: State) {
+        let Some(st) = my_stream() else { return };
+        let p = created_payload(st, id, entry);
+        append_events(st, [(*b"PPc", &p[..]), (state.ovni_code(false), &[])], Stream::left);
     }
     fn task_execute(&self, id: u32) {
         if let Some(st) = my_stream() {
@@ -511,6 +511,17 @@ impl Recorder for OvniRecorder {
             append_events(st, [(state.ovni_code(false), &[]), (*b"PQe", &p)], Stream::left);
         }
     }
+}
+
+/// The payload of a task-created event: the task's number and its type (declared in the
+/// stream if needed).
+fn created_payload(st: &Stream, id: u32, entry: usize) -> [u8; 8] {
+    let tid = task_type(entry);
+    declare(st, tid, || task_label(entry));
+    let mut p = [0u8; 8];
+    p[..4].copy_from_slice(&id.to_le_bytes());
+    p[4..].copy_from_slice(&tid.to_le_bytes());
+    p
 }
 
 /// The type number of worksharing constructs of kind `w`, declared in the stream if needed.

@@ -92,11 +92,8 @@ fn alloc_slow(
     }
     let n =
         NewTask { parent: current(th), id: next_id(th), flags, sizeof_task, sizeof_shareds, routine, traced };
-    let t = task::alloc(n, th.desc().task_cache());
-    if traced {
-        oxiomp_instrument::task_allocation_exit();
-    }
-    t.kmp()
+    // When traced, the task's creation event leaves the allocation state (one clock read).
+    task::alloc(n, th.desc().task_cache()).kmp()
 }
 
 /// A task number unique in the process: the thread's gtid (bits 40 and up) and its own count

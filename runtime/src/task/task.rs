@@ -505,7 +505,8 @@ pub(crate) struct NewTask<'a> {
     pub sizeof_task: usize,
     pub sizeof_shareds: usize,
     pub routine: Option<Routine>,
-    /// Whether tracing is on (the caller looked once): the task gets a trace number.
+    /// Whether tracing is on (the caller looked once and entered the allocation state): the
+    /// task gets a trace number, and its creation event leaves the allocation state.
     pub traced: bool,
 }
 
@@ -581,7 +582,10 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
         id: n.id,
         size,
         trace_id: if n.traced {
-            oxiomp_instrument::task_created(n.routine.map_or(0, |r| r as usize))
+            oxiomp_instrument::task_created_leaving(
+                n.routine.map_or(0, |r| r as usize),
+                oxiomp_instrument::State::TaskAllocation,
+            )
         } else {
             0
         },
