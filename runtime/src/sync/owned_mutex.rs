@@ -17,12 +17,14 @@
 //!
 //! # Why no wake-up is lost (proof sketch)
 //!
-//! Claim: while a thread sleeps on the futex, the word is CONTENDED, or some thread is awake
-//! in the loop of `acquire_contended` (past its polling). A thread goes to sleep only if the
-//! low half is CONTENDED when the kernel checks it, atomically with queueing the thread
-//! (under its hash-bucket lock: the mutex of the loom model), so it cannot sleep through a
-//! release that came before. The word leaves CONTENDED only by the owner's release swap,
-//! which then wakes one sleeper: that thread is awake in the loop. A thread in the loop leaves
+//! Claim: while a thread sleeps on the futex, the word is CONTENDED, or a release has swapped
+//! it out and its wake-up is still to come, or some thread is awake in the loop of
+//! `acquire_contended` (past its polling). A thread goes to sleep only if the low half is
+//! CONTENDED when the kernel checks it, atomically with queueing the thread (under its
+//! hash-bucket lock: the mutex of the loom model), so it cannot sleep through a release that
+//! came before. The word leaves CONTENDED only by the owner's release swap, which is followed
+//! by a wake-up of one sleeper (meanwhile the second case holds; a newcomer may take the free
+//! lock as LOCKED by the fast path): the woken thread is awake in the loop. A thread in the loop leaves
 //! it only by taking the lock, and takes a free lock as (CONTENDED, me), never LOCKED; before
 //! that it may only mark a LOCKED word CONTENDED or sleep on a CONTENDED one. So the claim
 //! holds again, and at the next release the word is CONTENDED and the next sleeper is woken.

@@ -251,6 +251,24 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_owns_its_classes_only() {
+        let a = Box::leak(Box::new(BlockCache::new()));
+        let b = Box::leak(Box::new(BlockCache::new()));
+        for c in &a.classes {
+            assert!(a.owns(c) && !b.owns(c));
+        }
+        // A block of `a` freed by the owner of `b` goes to `a`'s remote stack, not to `b`'s
+        // lists, and comes back to `a` when its local list runs dry.
+        let x = a.alloc(300);
+        // SAFETY: an unused block of `a`; the caller claims to own `b` (it is this thread).
+        unsafe { free(x, 300, Some(b)) };
+        // SAFETY: this thread is the owner of both caches in this test.
+        assert!(unsafe { &*b.classes[1].local.get() }.head.is_null(), "not on b's list");
+        assert!(unsafe { &*a.classes[1].local.get() }.head.is_null(), "not on a's local list");
+        assert_eq!(a.alloc(300).ptr, x.ptr, "back to a through its remote stack");
+    }
+
+    #[test]
     fn blocks_are_reused_last_in_first_out_and_come_back_from_other_threads() {
         let cache = Box::leak(Box::new(BlockCache::new()));
         let a = cache.alloc(300);

@@ -100,7 +100,8 @@ pub struct Task {
     pub state: AtomicU32,
     /// The task's priority (0 unless clang set the flag; fixed when the task is submitted).
     pub priority: Cell<i32>,
-    /// A process-unique number (0 for implicit tasks).
+    /// A process-unique number (0 for implicit tasks): the creating thread's gtid in bits 40
+    /// and up, its count of tasks below (unique until one thread has created 2^40 tasks).
     pub id: u64,
     /// The task's number in the trace (0: not traced).
     pub trace_id: u32,
@@ -298,14 +299,15 @@ impl Task {
         }
     }
 
-    /// Puts the header at `p` at rest: every field that a task's life leaves as it found it
-    /// when the task ends in the common way (run at once and retired quietly, see
-    /// `retire_quietly`) gets the value a new task starts with, `home` the block's cache.
-    /// Blocks on a cache's free lists are at rest (the freeing paths see to it:
-    /// [`free_unshared`] puts back the few fields a quiet end changed, [`release_ref_from`]
-    /// writes them all), so that allocating from a free list writes only
-    /// [`Task::write_fresh`]'s fields: slab allocation with objects kept in their constructed
-    /// state.
+    /// Puts the header at `p` at rest: every field that is not written fresh for each task
+    /// ([`Task::write_fresh`]) gets the value a new task starts with, `home` the block's cache.
+    /// These are the fields a task's life leaves as it found them when it ends the common way
+    /// (run at once and retired quietly, see `retire_quietly`), but for four that such an end
+    /// changes and [`free_unshared`] puts back (`parts`, `counted`, and an if(0) task's `if0`
+    /// and `outer_save`). Blocks on a cache's free lists are at rest (the freeing paths see to
+    /// it: [`free_unshared`] as said, [`release_ref_from`] writes them all), so that allocating
+    /// from a free list writes only [`Task::write_fresh`]'s fields: slab allocation with
+    /// objects kept in their constructed state.
     ///
     /// # Safety
     /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and its fields own
@@ -556,13 +558,14 @@ pub(crate) unsafe fn init(block: Block, n: NewTask) -> &'static Task {
 /// As for [`init`], and the block came from `try_alloc` (so it is at rest).
 #[inline]
 pub(crate) unsafe fn init_rested(block: Block, n: NewTask) -> &'static Task {
+    // SAFETY: per the contract.
+    let t = unsafe { init_with(block, n, true) };
     if cfg!(any(test, debug_assertions)) {
-        // SAFETY: the block is at least HEADER bytes; a listed block's header is initialised.
-        let t = unsafe { &*(block.ptr as *const Task) };
+        // Checked once the fresh fields are written (on the list, `kind` and `flags` held the
+        // link, not a valid header); `write_fresh` touches no resting field.
         assert!(t.is_at_rest(block.home), "a task block on a free list is not at rest");
     }
-    // SAFETY: per the contract.
-    unsafe { init_with(block, n, true) }
+    t
 }
 
 /// [`init`], writing only the fields that differ from task to task when `rested`.
