@@ -321,6 +321,7 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
 
 /// Runs the body of `t` on the calling thread now, as an included task that is not counted
 /// and not completed: a taskloop reuses one block for the chunks it runs in place.
+#[inline]
 pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     // Each chunk run in place is a task of its own in the trace.
     // SAFETY: the task's own kmp_task_t.
