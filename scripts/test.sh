@@ -8,6 +8,10 @@ scripts/setup.sh
 
 cargo build --release
 cargo test --release --workspace
+# The task programs once more on a debug build of the library, whose assertions are on (among
+# them: every task block taken from a free list is at rest, every gtid is the caller's).
+cargo build
+cargo test --test c_programs task_
 # The concurrency cores (sync, barrier) under the loom model checker.
 RUSTFLAGS="--cfg loom" cargo test --release -p oxiomp-runtime --lib --target-dir target/loom
 cargo fmt --all -- --check
