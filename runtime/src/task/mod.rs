@@ -249,7 +249,9 @@ fn rerun_here(th: Thread, t: &'static Task) {
 /// Whether `rerun_here` asked for `t` to run again on this thread (and clears the request).
 #[inline]
 fn take_rerun(th: Thread, t: &'static Task) -> bool {
-    std::ptr::eq(std::mem::replace(&mut th.ctx().rerun, std::ptr::null()), t)
+    let ctx = th.ctx();
+    // Looked at before it is cleared: almost always there is no request, and no store then.
+    !ctx.rerun.is_null() && std::ptr::eq(std::mem::replace(&mut ctx.rerun, std::ptr::null()), t)
 }
 
 /// Runs `f` with the thread's reusable dependence buffer (empty), so that converting a
@@ -342,6 +344,12 @@ fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
     if t.has_icvs() {
         return run_body_own_icvs(th, t, trace_id, run);
     }
+    run_body_borrowing(th, t, trace_id, run);
+}
+
+/// [`run_body`] for a task without ICVs of its own (it borrows the thread's).
+#[inline]
+fn run_body_borrowing(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
     let ctx = th.ctx();
     let prev_task = std::mem::replace(&mut ctx.task, t);
     let saved = IcvSave::new();
@@ -465,7 +473,9 @@ fn run_at_once(th: Thread, t: &'static Task) {
     spawn_undeferred(t);
     let cancelled = is_cancelled(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
-    run_body(th, t, t.trace_id, !cancelled);
+    // A new task (its first part): its ICV slot is empty, as it rested on the free list.
+    debug_assert!(!t.has_icvs());
+    run_body_borrowing(th, t, t.trace_id, !cancelled);
     if !retire_quietly(th, t) {
         finish_part(t, Some(th));
     }
@@ -796,6 +806,9 @@ pub fn complete_if0(th: Thread, t: &'static Task) {
     if let Some(i) = t.icvs.take() {
         ctx.icvs = i;
     }
+    // Its if(0) fields back at rest (nothing reads them once the body has returned).
+    t.if0.set(false);
+    t.outer_save.set(std::ptr::null());
     if !retire_quietly(th, t) {
         finish_part(t, Some(th));
     }

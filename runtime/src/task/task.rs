@@ -302,9 +302,9 @@ impl Task {
     /// Puts the header at `p` at rest: every field that is not written fresh for each task
     /// ([`Task::write_fresh`]) gets the value a new task starts with, `home` the block's cache.
     /// These are the fields a task's life leaves as it found them when it ends the common way
-    /// (run at once and retired quietly, see `retire_quietly`), but for four that such an end
-    /// changes and [`free_unshared`] puts back (`parts`, `counted`, and an if(0) task's `if0`
-    /// and `outer_save`). Blocks on a cache's free lists are at rest (the freeing paths see to
+    /// (run at once and retired quietly, see `retire_quietly`), but for two that such an end
+    /// changes and [`free_unshared`] puts back (`parts`, `counted`; an if(0) task's `if0` and
+    /// `outer_save` are put back by `complete_if0`). Blocks on a cache's free lists are at rest (the freeing paths see to
     /// it: [`free_unshared`] as said, [`release_ref_from`] writes them all), so that allocating
     /// from a free list writes only [`Task::write_fresh`]'s fields: slab allocation with
     /// objects kept in their constructed state.
@@ -766,16 +766,14 @@ pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
     // Nothing to drop: the child map and the mutexinoutset locks are empty (no child, no
     // dependence), the successor list was never pushed to (the task was never in a map).
     // What a quiet end changed goes back to rest: a task run at once was counted for
-    // retirement only and ran one part; an if(0) task also borrowed its creator's save slot
-    // (`complete_if0` emptied the ICV slot). Its counts are back at 0 (nothing it generated
+    // retirement only and ran one part (an if(0) task's own fields, and the ICV slot it lent
+    // its creator, `complete_if0` put back). Its counts are back at 0 (nothing it generated
     // is left: `spawned` is 0, and `created`, `completed` and `retired` only move for
     // counted children, which would have kept `spawned` above 0), `refs` is 1, and nothing
     // else was touched (no dependences, no event, no parent reference). Relaxed: only this
     // thread ever saw the task.
     t.parts.store(0, Ordering::Relaxed);
     t.counted.set(Counted::No);
-    t.if0.set(false);
-    t.outer_save.set(std::ptr::null());
     // SAFETY: per the contract, the block is unreferenced; it came from `alloc` with `size`
     // bytes.
     unsafe { cache::free(Block { ptr: p, home }, size, Some(mine)) };
