@@ -283,7 +283,7 @@ pub fn task_created(entry: usize) -> u32 {
     if !enabled() {
         return 0;
     }
-    task_created_slow(entry)
+    task_created_slow(entry, None)
 }
 
 /// [`task_created`], and the calling thread leaves `state` (which it entered to allocate the
@@ -293,25 +293,19 @@ pub fn task_created_leaving(entry: usize, state: State) -> u32 {
     if !enabled() {
         return 0;
     }
-    task_created_leaving_slow(entry, state)
+    task_created_slow(entry, Some(state))
 }
 
+/// Numbers a new task and records its creation (and the end of `leaving`, which is left even
+/// when the task gets no number).
 #[cold]
-fn task_created_slow(entry: usize) -> u32 {
+fn task_created_slow(entry: usize, leaving: Option<State>) -> u32 {
     let id = next_task_number();
-    if id != 0 {
-        recorder().task_created(id, entry);
-    }
-    id
-}
-
-#[cold]
-fn task_created_leaving_slow(entry: usize, state: State) -> u32 {
-    let id = next_task_number();
-    if id != 0 {
-        recorder().task_created_leaving(id, entry, state);
-    } else {
-        recorder().pop(state);
+    match (id, leaving) {
+        (0, Some(s)) => recorder().pop(s),
+        (0, None) => {}
+        (_, Some(s)) => recorder().task_created_leaving(id, entry, s),
+        (_, None) => recorder().task_created(id, entry),
     }
     id
 }

@@ -5,8 +5,9 @@
 //! one thread-local pointer ([`Thread::current`]).
 //!
 //! Under `--cfg loom` only the concurrency cores (`sync`: the wait protocol, the task pool's
-//! sleep, task retirement, the dependence release, the remote stack of freed task blocks; and
-//! `barrier`) are built, for the model checker.
+//! sleep, task retirement, the dependence release, the remote stack of freed task blocks, the
+//! nonmonotonic loops' chunk blocks, the loop slots' gate, the futex mutex under the locks;
+//! and `barrier`) are built, for the model checker.
 
 #[cfg(not(loom))]
 pub mod affinity_format;

@@ -311,16 +311,12 @@ impl Thread {
         let rt = Runtime::get();
         let s = rt.settings();
         let desc = ThreadDesc::leak_new(1, s.icvs);
-        let gtid = rt.register(desc);
-        // SAFETY: not yet shared with anyone else; gtid is written once before publication
-        // through the current-thread slot and the registry (whose Release store made the pointer visible).
-        unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
+        let gtid = desc.register(rt);
         let root_team = Box::leak(Team::new_root(gtid, &desc.cg_threads));
         let ctx = desc.ctx();
         ctx.team = root_team;
         ctx.task = root_team.implicit_task(0);
         ctx.rng ^= gtid as u32;
-        ctx.last_task_id = (gtid as u64) << 40;
         // With binding requested, an initial thread starts on the first place of its partition.
         if ctx.icvs.bind != ProcBind::False {
             ctx.bind(ctx.icvs.partition_start);
@@ -400,6 +396,22 @@ impl Thread {
 }
 
 impl ThreadDesc {
+    /// Registers a new descriptor with the runtime and gives it its gtid, and its task
+    /// numbers their base. Called once, by the thread the descriptor is for (the initial
+    /// thread) or before that thread starts (a worker), before the descriptor is shared beyond
+    /// the registry.
+    fn register(&'static self, rt: &Runtime) -> i32 {
+        let gtid = rt.register(self);
+        // SAFETY: not yet shared with anyone else (the thread does not run yet, or is the
+        // caller; no team holds it): gtid is written once, before publication through the
+        // current-thread slot or a team. Only the registry's table has the pointer, under the
+        // gtid nobody has been told yet.
+        unsafe { (*(self as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
+        // The thread does not run yet, or is the caller: the only access to its context.
+        self.ctx().last_task_id = (gtid as u64) << 40;
+        gtid
+    }
+
     fn leak_new(is_initial: u32, icvs: Icvs) -> &'static ThreadDesc {
         Box::leak(Box::new(ThreadDesc {
             gtid: -1,
@@ -529,11 +541,7 @@ impl ThreadDesc {
 pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
     let desc = rt.take_retired().unwrap_or_else(|| {
         let desc = ThreadDesc::leak_new(0, rt.settings().icvs);
-        let gtid = rt.register(desc);
-        // SAFETY: not yet visible to the new thread (spawned below) or any team.
-        unsafe { (*(desc as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
-        // The thread does not run yet: this is the only access to its context.
-        desc.ctx().last_task_id = (gtid as u64) << 40;
+        desc.register(rt);
         desc
     });
     // The epoch the thread waits beyond: read before the caller can assign work (after this

@@ -4,20 +4,46 @@
 
 use super::atomic::{AtomicU32, AtomicU64};
 
-/// Blocks while `*word == expected` (returns at once if it differs, on a wake, or spuriously).
+/// FUTEX_WAIT on the u32 at `addr`: blocks while it holds `expected` (returns at once if it
+/// differs, on a wake, or spuriously).
+///
+/// # Safety
+/// `addr` points to a live, 4-aligned u32 for the duration of the call.
 #[cfg(not(loom))]
-pub(crate) fn wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: FUTEX_WAIT only reads the u32 at `word`, which is a live, aligned AtomicU32 for the
-    // duration of the call; a null timeout means "no timeout".
+unsafe fn sys_wait(addr: *const u32, expected: u32) {
+    // SAFETY: per the contract; FUTEX_WAIT only reads the word; a null timeout means "no
+    // timeout".
     unsafe {
         libc::syscall(
             libc::SYS_futex,
-            word.as_ptr(),
+            addr,
             libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
             expected,
             std::ptr::null::<libc::timespec>(),
         );
     }
+}
+
+/// FUTEX_WAKE of up to `n` threads waiting on `addr`.
+#[cfg(not(loom))]
+fn sys_wake(addr: *const u32, n: i32) {
+    // SAFETY: FUTEX_WAKE does not access memory; the address only identifies the wait queue.
+    unsafe {
+        libc::syscall(libc::SYS_futex, addr, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, n);
+    }
+}
+
+/// Blocks while `*word == expected` (returns at once if it differs, on a wake, or spuriously).
+#[cfg(not(loom))]
+pub(crate) fn wait(word: &AtomicU32, expected: u32) {
+    // SAFETY: a live, aligned AtomicU32 for the duration of the call.
+    unsafe { sys_wait(word.as_ptr(), expected) }
+}
+
+/// Wakes every thread blocked in [`wait`] on `word`.
+#[cfg(not(loom))]
+pub(crate) fn wake_all(word: &AtomicU32) {
+    sys_wake(word.as_ptr(), i32::MAX);
 }
 
 /// The futex word inside a 64-bit atomic: its low half (the first four bytes on
@@ -32,35 +58,14 @@ fn low_half(word: &AtomicU64) -> *const u32 {
 /// wake, or spuriously). The owned mutex keeps its futex state there.
 #[cfg(not(loom))]
 pub(crate) fn wait_low(word: &AtomicU64, expected: u32) {
-    // SAFETY: FUTEX_WAIT only reads the u32 at the address, the live, 4-aligned low half of
-    // `word` for the duration of the call; a null timeout means "no timeout".
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            low_half(word),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
+    // SAFETY: the low half of a live AtomicU64 is a live, 4-aligned u32.
+    unsafe { sys_wait(low_half(word), expected) }
 }
 
 /// Wakes one thread blocked in [`wait_low`] on `word`.
 #[cfg(not(loom))]
 pub(crate) fn wake_one_low(word: &AtomicU64) {
-    // SAFETY: FUTEX_WAKE does not access memory; the address only identifies the wait queue.
-    unsafe {
-        libc::syscall(libc::SYS_futex, low_half(word), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
-    }
-}
-
-/// Wakes every thread blocked in [`wait`] on `word`.
-#[cfg(not(loom))]
-pub(crate) fn wake_all(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE does not access memory; the address only identifies the wait queue.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, i32::MAX);
-    }
+    sys_wake(low_half(word), 1);
 }
 
 /// Under loom the kernel's futex is modelled by a mutex and condition variable per bucket:

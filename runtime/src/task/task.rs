@@ -304,10 +304,11 @@ impl Task {
     /// These are the fields a task's life leaves as it found them when it ends the common way
     /// (run at once and retired quietly, see `retire_quietly`), but for two that such an end
     /// changes and [`free_unshared`] puts back (`parts`, `counted`; an if(0) task's `if0` and
-    /// `outer_save` are put back by `complete_if0`). Blocks on a cache's free lists are at rest (the freeing paths see to
-    /// it: [`free_unshared`] as said, [`release_ref_from`] writes them all), so that allocating
-    /// from a free list writes only [`Task::write_fresh`]'s fields: slab allocation with
-    /// objects kept in their constructed state.
+    /// `outer_save` are put back by `complete_if0`). Blocks on a cache's free lists are at
+    /// rest (the freeing paths see to it: [`free_unshared`] as said, [`release_ref_from`]
+    /// writes them all), so that allocating from a free list writes only
+    /// [`Task::write_fresh`]'s fields: slab allocation with objects kept in their constructed
+    /// state.
     ///
     /// # Safety
     /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and its fields own
