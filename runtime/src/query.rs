@@ -240,6 +240,27 @@ pub fn cancellation() -> bool {
     Runtime::get().settings().globals.cancellation
 }
 
+/// cancel-var (`OMP_CANCELLATION`), copied out of the settings when the runtime starts, for
+/// the test at every task start: one load, no runtime lookup. False before the runtime has
+/// started, when nothing can have been cancelled yet (`__kmpc_cancel` starts it).
+// A std atomic even under loom (like the other settings copies here): not part of any model.
+static CANCELLATION_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether cancellation is enabled (see [`CANCELLATION_ON`]); without it no construct is
+/// ever cancelled, so every other cancellation test can be skipped.
+#[inline]
+pub(crate) fn cancellation_on() -> bool {
+    // Relaxed: written once, while the runtime starts, before any thread can request or
+    // test a cancellation (both go through `Runtime::get`, which waits for the start).
+    CANCELLATION_ON.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Called once by the runtime's start with the settings' cancel-var.
+pub(crate) fn set_cancellation_on(v: bool) {
+    // Relaxed: see `cancellation_on`.
+    CANCELLATION_ON.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
 pub fn max_task_priority() -> i32 {
     Runtime::get().settings().globals.max_task_priority
 }

@@ -170,6 +170,7 @@ impl Runtime {
                 .blocktime_ms
                 .map_or(Duration::from_secs(u64::MAX / 4), Duration::from_millis);
             WaitPolicy::set_block_time(bt);
+            crate::query::set_cancellation_on(settings.globals.cancellation);
             crate::affinity_format::set_display(settings.globals.display_affinity);
             let table: Box<[AtomicPtr<ThreadDesc>]> =
                 (0..MAX_THREADS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();

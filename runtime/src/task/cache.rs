@@ -20,8 +20,9 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::remote_stack::{Link, RemoteStack};
 
-/// Block sizes of the classes, in bytes.
-const CLASSES: [usize; 4] = [256, 512, 1024, 2048];
+/// Block sizes of the classes, in bytes. The smallest holds the most common task: a header
+/// (320 bytes) and a `kmp_task_t` with a few privates and shareds.
+const CLASSES: [usize; 4] = [512, 1024, 2048, 4096];
 /// Blocks a local free list keeps per class; beyond that they go back to the system.
 const LOCAL_MAX: usize = 4096;
 
@@ -31,7 +32,11 @@ type FreeBlock = Link;
 /// A free list of one class, owner only: blocks linked through their first word.
 struct LocalList {
     head: *mut FreeBlock,
-    len: usize,
+    /// Blocks on the list, bounded by `LOCAL_MAX` at pushes. Signed: a list adopted from a
+    /// remote stack of more than `LEN_MAX` blocks under-counts, and its pops take the count
+    /// below 0 (the count only bounds how many blocks the cache keeps, and that bound stays
+    /// `LEN_MAX + LOCAL_MAX`): a pop is one decrement, with no test.
+    len: isize,
 }
 
 impl LocalList {
@@ -43,9 +48,7 @@ impl LocalList {
         }
         // SAFETY: blocks on the list are free blocks owned by this cache.
         self.head = unsafe { (*n).next };
-        // Saturating: a list adopted from a remote stack of more than `LEN_MAX` blocks
-        // under-counts (the count only bounds how many blocks the cache keeps).
-        self.len = self.len.saturating_sub(1);
+        self.len -= 1;
         Some(n as *mut u8)
     }
 
@@ -88,10 +91,10 @@ fn class_of(size: usize) -> Option<usize> {
     // Compares, not a bit scan: without `lzcnt` in the target, `leading_zeros` is a dozen
     // instructions, on every allocation.
     match size {
-        0..=256 => Some(0),
-        257..=512 => Some(1),
-        513..=1024 => Some(2),
-        1025..=2048 => Some(3),
+        0..=512 => Some(0),
+        513..=1024 => Some(1),
+        1025..=2048 => Some(2),
+        2049..=4096 => Some(3),
         _ => None,
     }
 }
@@ -161,7 +164,9 @@ impl ClassCache {
         // SAFETY: the owner is the only thread touching `local`.
         let local = unsafe { &mut *self.local.get() };
         // The local list is empty: the stack becomes it as it is (linked through `next`).
-        (local.head, local.len) = self.remote.take_all();
+        let (head, len) = self.remote.take_all();
+        // At most `LEN_MAX` (2^16 - 1): no wrap.
+        (local.head, local.len) = (head, len as isize);
         match local.pop() {
             Some(p) => Block { ptr: p, home: self },
             None => Block { ptr: system_alloc(class_layout(self.class)), home: self },
@@ -204,10 +209,36 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
         Some(c) => c.owns(home),
         None => crate::thread::Thread::peek().is_some_and(|th| th.desc().task_cache().owns(home)),
     };
+    unsafe { give_back(b, home, mine) }
+}
+
+/// [`free`] of a block the calling thread took from its own cache `mine` (or from the
+/// system): no ownership test.
+///
+/// # Safety
+/// As for [`free`], and `b` came from `mine.alloc`.
+#[inline(always)]
+pub(crate) unsafe fn free_own(b: Block, size: usize, mine: &BlockCache) {
+    // SAFETY (all below): per the contract, the block is ours to give back.
+    let Some(home) = (unsafe { b.home.as_ref() }) else {
+        unsafe { std::alloc::dealloc(b.ptr, layout(size)) };
+        return;
+    };
+    debug_assert!(mine.owns(home), "free_own: the block is another thread's");
+    unsafe { give_back(b, home, true) }
+}
+
+/// Puts a block back on its home's local list if the caller is the home's owner (`mine`)
+/// and the list is not full; otherwise [`free_slow`].
+///
+/// # Safety
+/// As for [`free`]; `mine` says whether the calling thread owns `home`.
+#[inline(always)]
+unsafe fn give_back(b: Block, home: &ClassCache, mine: bool) {
     if mine {
         // SAFETY: we are the owner: the only thread touching `local`.
         let local = unsafe { &mut *home.local.get() };
-        if local.len < LOCAL_MAX {
+        if local.len < LOCAL_MAX as isize {
             local.push(b.ptr);
             return;
         }
@@ -244,7 +275,7 @@ mod tests {
 
     #[test]
     fn classes_are_the_smallest_that_fit() {
-        for size in 0..=3000usize {
+        for size in 0..=5000usize {
             let want = CLASSES.iter().position(|&c| size <= c);
             assert_eq!(class_of(size), want, "size {size}");
         }
@@ -263,8 +294,9 @@ mod tests {
         // SAFETY: an unused block of `a`; the caller claims to own `b` (it is this thread).
         unsafe { free(x, 300, Some(b)) };
         // SAFETY: this thread is the owner of both caches in this test.
-        assert!(unsafe { &*b.classes[1].local.get() }.head.is_null(), "not on b's list");
-        assert!(unsafe { &*a.classes[1].local.get() }.head.is_null(), "not on a's local list");
+        let c = class_of(300).unwrap();
+        assert!(unsafe { &*b.classes[c].local.get() }.head.is_null(), "not on b's list");
+        assert!(unsafe { &*a.classes[c].local.get() }.head.is_null(), "not on a's local list");
         assert_eq!(a.alloc(300).ptr, x.ptr, "back to a through its remote stack");
     }
 
@@ -295,7 +327,7 @@ mod tests {
         assert_eq!(cache.alloc(300).ptr as usize, addr);
         // Five blocks freed remotely come back as a list of five, counted without a walk.
         let blocks: Vec<usize> = (0..5).map(|_| cache.alloc(300).ptr as usize).collect();
-        let home = &cache.classes[1] as *const ClassCache as usize;
+        let home = &cache.classes[class_of(300).unwrap()] as *const ClassCache as usize;
         let bs = blocks.clone();
         std::thread::spawn(move || {
             for &p in &bs {
@@ -309,7 +341,11 @@ mod tests {
         let got = cache.alloc(300).ptr as usize;
         assert_eq!(got, blocks[4], "the last block pushed is on top");
         // SAFETY: this thread is the cache's owner in this test.
-        assert_eq!(unsafe { &*cache.classes[1].local.get() }.len, 4, "the adopted list counts the rest");
+        assert_eq!(
+            unsafe { &*cache.classes[class_of(300).unwrap()].local.get() }.len,
+            4,
+            "the adopted list counts the rest"
+        );
         let mut rest: Vec<usize> = (0..4).map(|_| cache.alloc(300).ptr as usize).collect();
         rest.reverse();
         assert_eq!(rest, blocks[..4], "then the others, newest first");

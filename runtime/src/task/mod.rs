@@ -193,7 +193,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         t.parts.fetch_add(1, Ordering::AcqRel);
         if defer {
             t.icvs.put(*th.icvs());
-            if t.counted.get() == Counted::Retire {
+            if t.counted.get() != Counted::Full {
                 // Its creator ran it at once (all its parts so far ran here, above the
                 // creator), and now it leaves this stack: counted and holding its parent like
                 // a queued task.
@@ -288,12 +288,16 @@ fn count_as_child(t: &Task) {
 }
 
 /// An untied task run at once by its creator queues its next part: from now on it is counted
-/// as a child (it was counted for retirement only: `spawn_undeferred`, so `spawned` already
-/// counts it) and holds its parent. Called on the creator's thread, where the parent is
-/// suspended beneath the task.
+/// as a child and holds its parent (it was not counted yet, `Counted::Lazy`; or, a taskloop
+/// chunk run in place, counted for retirement only: `spawn_undeferred`, so `spawned` already
+/// counts it). Called on the creator's thread, where the parent is suspended beneath the task.
 fn promote(t: &Task) {
     task::hold_ancestors(t);
-    count_as_child(t);
+    if t.counted.get() == Counted::Lazy {
+        count_new(t);
+    } else {
+        count_as_child(t);
+    }
 }
 
 /// Enters `t` in its parent's dependence map; true if it is ready now.
@@ -328,7 +332,7 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
     // Each chunk run in place is a task of its own in the trace.
     // SAFETY: the task's own kmp_task_t.
     let id = oxiomp_instrument::task_created(unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize));
-    run_body(th, t, id, true);
+    run_body(th, t, Some(id), true);
     run_destructors(t);
 }
 
@@ -338,23 +342,24 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
 /// thread's ICVs, which are its creator's: `icv_save` points at a slot on this stack frame, and
 /// only a body that changes an ICV pays for the copy (`Thread::change_icvs`), restored here.
 /// (An untied task's next part goes on with the ICVs its previous part had when it queued it:
-/// `submit` takes them then.)
+/// `submit` takes them then.) `trace` is the number the body runs under in the trace: `None`
+/// for the task's own (`trace_id`, read only when tracing), `Some` for a chunk run in place.
 #[inline]
-fn run_body(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
+fn run_body(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
     if t.has_icvs() {
-        return run_body_own_icvs(th, t, trace_id, run);
+        return run_body_own_icvs(th, t, trace, run);
     }
-    run_body_borrowing(th, t, trace_id, run);
+    run_body_borrowing(th, t, trace, run);
 }
 
 /// [`run_body`] for a task without ICVs of its own (it borrows the thread's).
 #[inline]
-fn run_body_borrowing(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
+fn run_body_borrowing(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
     let ctx = th.ctx();
     let prev_task = std::mem::replace(&mut ctx.task, t);
     let saved = IcvSave::new();
     let prev_save = std::mem::replace(&mut ctx.icv_save, &saved);
-    call_routine(th, t, trace_id, run);
+    call_routine(th, t, trace, run);
     let ctx = th.ctx();
     ctx.task = prev_task;
     // The body's own uses of `icv_save` ended with it (nested bodies restore theirs).
@@ -366,13 +371,13 @@ fn run_body_borrowing(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
 
 /// `run_body` for a task that carries its own ICVs: swapped in, and the thread's swapped back.
 #[cold]
-fn run_body_own_icvs(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
+fn run_body_own_icvs(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
     let ctx = th.ctx();
     let prev_task = std::mem::replace(&mut ctx.task, t);
     let mine = t.icvs.get().unwrap_or(ctx.icvs);
     let back = std::mem::replace(&mut ctx.icvs, mine);
     let prev_save = std::mem::replace(&mut ctx.icv_save, std::ptr::null());
-    call_routine(th, t, trace_id, run);
+    call_routine(th, t, trace, run);
     let ctx = th.ctx();
     ctx.task = prev_task;
     ctx.icv_save = prev_save;
@@ -381,21 +386,49 @@ fn run_body_own_icvs(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
 
 /// Calls the task's routine (when `run`), recording its execution.
 #[inline]
-fn call_routine(th: Thread, t: &'static Task, trace_id: u32, run: bool) {
+fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
     let kt = t.kmp();
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
     if run && let Some(r) = unsafe { (*kt).routine } {
-        loop {
-            oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
-            // SAFETY: as above: the compiler's entry for this task layout.
-            unsafe { r(th.gtid(), kt) };
-            oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
-            // An untied task's next part, re-submitted to run here (`rerun_here`).
-            if !take_rerun(th, t) || is_cancelled(t) {
-                break;
-            }
+        call_part(r, th.gtid(), t, trace);
+        // An untied task's next part, re-submitted to run here (`rerun_here`).
+        if !th.ctx().rerun.is_null() {
+            call_reruns(th, t, r, trace);
         }
+    }
+}
+
+/// Calls a task's body for one part. One test of the tracing flag: when tracing, the body
+/// runs in its running state, between the task's execution events, in a cold copy.
+#[inline(always)]
+fn call_part(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
+    if oxiomp_instrument::enabled() {
+        call_traced(r, gtid, t, trace);
+    } else {
+        // SAFETY: the routine and task come from the compiler's alloc; the routine takes
+        // (gtid, task).
+        unsafe { r(gtid, t.kmp()) };
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
+    let trace_id = trace.unwrap_or(t.trace_id);
+    oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
+    // SAFETY: as in `call_part`.
+    unsafe { r(gtid, t.kmp()) };
+    oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
+}
+
+/// The parts of an untied task that its last part re-submitted to run here, one after the
+/// other, while there are such requests and the task is not cancelled.
+#[cold]
+#[inline(never)]
+fn call_reruns(th: Thread, t: &'static Task, r: Routine, trace: Option<u32>) {
+    while take_rerun(th, t) && !is_cancelled(t) {
+        call_part(r, th.gtid(), t, trace);
     }
 }
 
@@ -470,12 +503,25 @@ fn runs_at_once(t: &Task, defer: impl FnOnce() -> bool) -> bool {
 /// is queued).
 #[inline]
 fn run_at_once(th: Thread, t: &'static Task) {
-    spawn_undeferred(t);
-    let cancelled = is_cancelled(t);
+    // Not counted in its parent unless it ends with children left (`Counted::Lazy`).
     t.state.store(State::Running as u32, Ordering::Relaxed);
     // A new task (its first part): its ICV slot is empty, as it rested on the free list.
     debug_assert!(!t.has_icvs());
-    run_body_borrowing(th, t, t.trace_id, !cancelled);
+    if is_cancelled(t) {
+        return end_cancelled_at_once(th, t);
+    }
+    run_body_borrowing(th, t, None, true);
+    if !retire_quietly(th, t) {
+        finish_part(t, Some(th));
+    }
+}
+
+/// [`run_at_once`] for a task cancelled before it started: its body does not run (it is
+/// still the current task for that instant, as any task that runs).
+#[cold]
+#[inline(never)]
+fn end_cancelled_at_once(th: Thread, t: &'static Task) {
+    run_body_borrowing(th, t, None, false);
     if !retire_quietly(th, t) {
         finish_part(t, Some(th));
     }
@@ -485,7 +531,15 @@ fn run_at_once(th: Thread, t: &'static Task) {
 /// region was cancelled.
 #[inline]
 fn is_cancelled(t: &Task) -> bool {
-    cancelled_in(t.group, t.team())
+    // The task's fields are read only when cancellation is enabled (a cold call).
+    crate::query::cancellation_on() && task_cancel_requested(t)
+}
+
+#[cold]
+#[inline(never)]
+fn task_cancel_requested(t: &Task) -> bool {
+    // SAFETY: as in `cancelled_in`.
+    cancel_requested(unsafe { t.group.as_ref() }, t.team())
 }
 
 /// Whether a task generated in taskgroup `group` (or null) of `team` must not start.
@@ -493,7 +547,15 @@ fn is_cancelled(t: &Task) -> bool {
 pub(crate) fn cancelled_in(group: *const TaskGroup, team: &crate::team::Team) -> bool {
     // SAFETY: a taskgroup outlives the tasks generated in it, which the caller runs.
     let g = unsafe { group.as_ref() };
-    g.is_some_and(|g| g.is_cancelled()) || (team.cancelled(true, 0) && crate::query::cancellation())
+    // Taskgroups and regions are cancelled only with cancellation enabled (`cancel`): one
+    // load when it is not.
+    crate::query::cancellation_on() && cancel_requested(g, team)
+}
+
+#[cold]
+#[inline(never)]
+fn cancel_requested(g: Option<&TaskGroup>, team: &crate::team::Team) -> bool {
+    g.is_some_and(|g| g.is_cancelled()) || team.cancelled(true, 0)
 }
 
 /// Ends a task its creator ran at once (the cut-off or if(0)) in the common case where nothing
@@ -510,16 +572,14 @@ fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     if t.flags & (flags::DETACHABLE | flags::DESTRUCTORS) != 0
         || t.spawned.load(Ordering::Relaxed) != 0
         || t.parent_ref.get()
-        || t.counted.get() != Counted::Retire
+        || t.counted.get() != Counted::Lazy
         || t.parts.load(Ordering::Relaxed) != 1
     {
         return false;
     }
     debug_assert_eq!(t.refs.load(Ordering::Relaxed), 1);
     debug_assert!(!t.dep_tracked.load(Ordering::Relaxed));
-    t.state.store(State::Complete as u32, Ordering::Relaxed);
-    // SAFETY: the parent is the task suspended on this thread beneath `t`, alive.
-    task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
+    // No `Complete` state: the block is freed at once, and nothing can look at it.
     // SAFETY: as said above, this thread holds the only reference, and drops it here.
     unsafe { task::free_unshared(t, th.desc().task_cache()) };
     true
@@ -538,7 +598,7 @@ fn execute(th: Thread, t: &'static Task) -> bool {
     }
     let cancelled = is_cancelled(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
-    run_body(th, t, t.trace_id, !cancelled);
+    run_body(th, t, None, !cancelled);
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
         // A member of the same mutexinoutset group may have been put back meanwhile: a
@@ -615,7 +675,10 @@ pub(crate) fn discard(t: &'static Task) {
 /// team's end waits for: see `Team::finish_tasks`).
 fn uncount(t: &Task) {
     match t.counted.get() {
-        Counted::No => return,
+        Counted::Lazy => {
+            uncount_lazy(t);
+            return;
+        }
         Counted::Retire => {
             uncount_undeferred(t);
             return;
@@ -645,7 +708,7 @@ fn uncount(t: &Task) {
     }
 }
 
-/// Counts an undeferred task (if0, a taskloop chunk run in place) for retirement only: it
+/// Counts an undeferred task (a taskloop chunk run in place) for retirement only: it
 /// completes before its parent goes on, but children it leaves behind must hold barriers.
 #[inline]
 fn spawn_undeferred(t: &Task) {
@@ -662,6 +725,26 @@ fn uncount_undeferred(t: &Task) {
         task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
         return;
     }
+    retire_undeferred(t);
+}
+
+/// The end of a task that was not counted (`Counted::Lazy`: run at once or if(0), ending on
+/// its creator's thread): without children nothing was counted and nothing is; otherwise it
+/// is counted for retirement in its parent now (which is suspended on this thread: its
+/// `spawned` is ours to write, and it cannot have completed or waited for its tree since the
+/// task began) and retires like any task. A block that never ran has no children.
+fn uncount_lazy(t: &Task) {
+    if t.spawned.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    // SAFETY: as said above, the parent is alive beneath this task.
+    task::bump(&unsafe { &*t.parent }.spawned, 1);
+    t.counted.set(Counted::Retire);
+    retire_undeferred(t);
+}
+
+/// An undeferred task with children has completed: it retires once they have.
+fn retire_undeferred(t: &Task) {
     if retire::self_done(t) && retire::retire(t) {
         t.team().tasks().notify();
     }
@@ -775,13 +858,12 @@ pub fn help_barrier(th: Thread) -> bool {
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
 #[inline]
 pub fn begin_if0(th: Thread, t: &'static Task) {
-    // Counted for retirement only: it completes before the encountering task goes on; a
-    // detachable one may complete later, on another thread, and is counted as a child.
+    // Not counted unless it ends with children left (`Counted::Lazy`): it completes before
+    // the encountering task goes on; a detachable one may complete later, on another thread,
+    // and is counted as a child.
     if t.flags & flags::DETACHABLE != 0 {
         task::hold_ancestors(t);
         count_new(t);
-    } else {
-        spawn_undeferred(t);
     }
     // Not shared yet and never scheduled (parts was 0): a plain store, no locked RMW.
     t.parts.store(1, Ordering::Relaxed);

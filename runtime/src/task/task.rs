@@ -170,8 +170,12 @@ pub struct Task {
 /// How a task is counted in its parent.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Counted {
-    /// Not at all (a taskloop pattern, dependence nodes).
-    No,
+    /// Not yet: a task its creator runs at once (the cut-off, if(0)), or a block that never
+    /// runs (a taskloop pattern, dependence nodes). Such a task completes on its creator's
+    /// thread, where its parent is suspended beneath it, so it is counted only if it ends with
+    /// children outstanding: then, for retirement (`uncount`). While it runs, nothing can
+    /// tell: its parent neither completes nor waits for its tree meanwhile.
+    Lazy,
     /// Only for retirement (`spawned`): undeferred tasks, complete before the parent goes on.
     Retire,
     /// As a child (`created`, taskgroup) and for retirement.
@@ -230,7 +234,7 @@ impl Task {
             home: std::ptr::null(),
             created: AtomicU32::new(0),
             spawned: AtomicU32::new(0),
-            counted: Cell::new(Counted::No),
+            counted: Cell::new(Counted::Lazy),
             parent_ref: Cell::new(false),
             dep_tracked: AtomicBool::new(false),
             refs: AtomicU32::new(1),
@@ -302,8 +306,8 @@ impl Task {
     /// Puts the header at `p` at rest: every field that is not written fresh for each task
     /// ([`Task::write_fresh`]) gets the value a new task starts with, `home` the block's cache.
     /// These are the fields a task's life leaves as it found them when it ends the common way
-    /// (run at once and retired quietly, see `retire_quietly`), but for two that such an end
-    /// changes and [`free_unshared`] puts back (`parts`, `counted`; an if(0) task's `if0` and
+    /// (run at once and retired quietly, see `retire_quietly`), but for one that such an end
+    /// changes and [`free_unshared`] puts back (`parts`; an if(0) task's `if0` and
     /// `outer_save` are put back by `complete_if0`). Blocks on a cache's free lists are at
     /// rest (the freeing paths see to it: [`free_unshared`] as said, [`release_ref_from`]
     /// writes them all), so that allocating from a free list writes only
@@ -322,7 +326,7 @@ impl Task {
             addr_of_mut!((*p).home).write(home);
             addr_of_mut!((*p).created).write(AtomicU32::new(0));
             addr_of_mut!((*p).spawned).write(AtomicU32::new(0));
-            addr_of_mut!((*p).counted).write(Cell::new(Counted::No));
+            addr_of_mut!((*p).counted).write(Cell::new(Counted::Lazy));
             addr_of_mut!((*p).parent_ref).write(Cell::new(false));
             addr_of_mut!((*p).dep_tracked).write(AtomicBool::new(false));
             addr_of_mut!((*p).refs).write(AtomicU32::new(1));
@@ -346,7 +350,7 @@ impl Task {
         std::ptr::eq(self.home, home)
             && self.created.load(Ordering::Relaxed) == 0
             && self.spawned.load(Ordering::Relaxed) == 0
-            && self.counted.get() == Counted::No
+            && self.counted.get() == Counted::Lazy
             && !self.parent_ref.get()
             && !self.dep_tracked.load(Ordering::Relaxed)
             && self.refs.load(Ordering::Relaxed) == 1
@@ -760,24 +764,25 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
 ///
 /// # Safety
 /// The calling thread holds the only reference to `t` (from `alloc`) and does not use it
-/// again; `mine` is its own cache; `t` ended quietly (`retire_quietly`): of its resting
+/// again; `mine` is its own cache, the one `t` was allocated from (a task that ends quietly
+/// ran where it was created); `t` ended quietly (`retire_quietly`): of its resting
 /// fields (see [`Task::write_rest`]) only those put back here differ from their resting values.
+#[inline]
 pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
     let (p, size, home) = (t as *const Task as *mut u8, t.size, t.home);
     // Nothing to drop: the child map and the mutexinoutset locks are empty (no child, no
     // dependence), the successor list was never pushed to (the task was never in a map).
-    // What a quiet end changed goes back to rest: a task run at once was counted for
-    // retirement only and ran one part (an if(0) task's own fields, and the ICV slot it lent
+    // What a quiet end changed goes back to rest: a task run at once ran one part and was
+    // never counted (`Counted::Lazy`; an if(0) task's own fields, and the ICV slot it lent
     // its creator, `complete_if0` put back). Its counts are back at 0 (nothing it generated
     // is left: `spawned` is 0, and `created`, `completed` and `retired` only move for
     // counted children, which would have kept `spawned` above 0), `refs` is 1, and nothing
     // else was touched (no dependences, no event, no parent reference). Relaxed: only this
     // thread ever saw the task.
     t.parts.store(0, Ordering::Relaxed);
-    t.counted.set(Counted::No);
     // SAFETY: per the contract, the block is unreferenced; it came from `alloc` with `size`
     // bytes.
-    unsafe { cache::free(Block { ptr: p, home }, size, Some(mine)) };
+    unsafe { cache::free_own(Block { ptr: p, home }, size, mine) };
 }
 
 /// A task pointer that can travel between threads in queues.

@@ -261,6 +261,10 @@ fn untied_task_run_at_once_then_queued_is_waited_for() {
         assert_eq!(part1.load(Ordering::Relaxed), 0, "part 1 was queued");
         let created = current(th).created.load(Ordering::Relaxed);
         assert_eq!(created, CUTOFF as u32 + 1, "the queued part counts as a child");
+        // Run at once, it was not counted (`Counted::Lazy`); queued, it counts for retirement
+        // too, or the region's end would not wait for its descendants.
+        let spawned = current(th).spawned.load(Ordering::Relaxed);
+        assert_eq!(spawned, CUTOFF as u32 + 1, "the queued part counts for retirement");
         taskwait(th);
         assert_eq!(part1.load(Ordering::Relaxed), 1, "taskwait waited for the queued part");
         assert_eq!(small.load(Ordering::Relaxed), CUTOFF as u32);
