@@ -156,6 +156,17 @@ pub extern "C" fn __kmpc_push_num_teams_51(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_global_thread_num(_loc: *const Ident) -> i32 {
+    // A known thread: two loads and a return (clang calls this in every function that
+    // creates tasks outside an outlined body); a new one registers in a tail call.
+    match Thread::peek() {
+        Some(th) => th.gtid(),
+        None => gtid_of_new_thread(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn gtid_of_new_thread() -> i32 {
     Thread::current().gtid()
 }
 

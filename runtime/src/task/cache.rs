@@ -149,7 +149,8 @@ impl BlockCache {
     /// leaf. The caller is this cache's owner.
     #[inline]
     pub(crate) fn try_alloc(&self, size: usize) -> Option<Block> {
-        let home = &self.classes[class_of(size)?];
+        // The smallest class, which most tasks use, with one compare and no index arithmetic.
+        let home = if size <= CLASSES[0] { &self.classes[0] } else { &self.classes[class_of(size)?] };
         // SAFETY: the owner is the only thread touching `local`.
         let local = unsafe { &mut *home.local.get() };
         local.pop().map(|p| Block { ptr: p, home })

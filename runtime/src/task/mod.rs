@@ -391,10 +391,13 @@ fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
     if run && let Some(r) = unsafe { (*kt).routine } {
-        call_part(r, th.gtid(), t, trace);
-        // An untied task's next part, re-submitted to run here (`rerun_here`).
-        if !th.ctx().rerun.is_null() {
-            call_reruns(th, t, r, trace);
+        loop {
+            call_part(r, th.gtid(), t, trace);
+            // An untied task's next part, re-submitted to run here (`rerun_here`): clang's
+            // untied tasks re-submit themselves at least once, so this is no cold path.
+            if !take_rerun(th, t) || is_cancelled(t) {
+                break;
+            }
         }
     }
 }
@@ -420,16 +423,6 @@ fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
     // SAFETY: as in `call_part`.
     unsafe { r(gtid, t.kmp()) };
     oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
-}
-
-/// The parts of an untied task that its last part re-submitted to run here, one after the
-/// other, while there are such requests and the task is not cancelled.
-#[cold]
-#[inline(never)]
-fn call_reruns(th: Thread, t: &'static Task, r: Routine, trace: Option<u32>) {
-    while take_rerun(th, t) && !is_cancelled(t) {
-        call_part(r, th.gtid(), t, trace);
-    }
 }
 
 /// Counts a block `run_in_place` will use (once, before its first body).

@@ -115,7 +115,7 @@ pub struct Task {
     pub group: *const TaskGroup,
     /// Nesting depth: implicit tasks 0, their children 1, ...
     pub depth: u32,
-    /// Whether the task is final (or included in a final task).
+    /// Whether the task is final (or included in a final task): 0 or 1.
     pub is_final: u32,
     /// Allocation size in bytes (0: not heap-allocated).
     pub size: usize,
@@ -597,7 +597,8 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
         } else {
             0
         },
-        is_final: (n.flags & flags::FINAL != 0 || parent.is_final != 0) as u32,
+        // Branch-free: `is_final` is 0 or 1.
+        is_final: (n.flags & flags::FINAL != 0) as u32 | parent.is_final,
         priority: 0,
     };
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
