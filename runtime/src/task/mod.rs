@@ -664,6 +664,7 @@ pub(crate) fn discard(t: &'static Task) {
 
 /// The decrements matching `count_new`, SeqCst so that a waiter parked on the count is woken
 /// (see `pool`): the taskgroup's count, the parent's completed children, then retirement.
+/// (A task that was not counted, `Counted::Lazy`, is counted here if it must retire.)
 /// The team may be reused once the root's last child retired (but for the wake-up, which the
 /// team's end waits for: see `Team::finish_tasks`).
 fn uncount(t: &Task) {

@@ -176,7 +176,9 @@ pub(crate) enum Counted {
     /// children outstanding: then, for retirement (`uncount`). While it runs, nothing can
     /// tell: its parent neither completes nor waits for its tree meanwhile.
     Lazy,
-    /// Only for retirement (`spawned`): undeferred tasks, complete before the parent goes on.
+    /// Only for retirement (`spawned`): a taskloop chunk run in place (from its start), a
+    /// task run at once that ended with children left (from its end); both complete before
+    /// their parent goes on.
     Retire,
     /// As a child (`created`, taskgroup) and for retirement.
     Full,
