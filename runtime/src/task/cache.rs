@@ -18,7 +18,7 @@ use std::cell::UnsafeCell;
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::remote_stack::{Link, RemoteStack};
+use crate::sync::remote_stack::{LEN_MAX, Link, RemoteStack};
 
 /// Block sizes of the classes, in bytes. The smallest holds the most common task: a header
 /// (320 bytes) and a `kmp_task_t` with a few privates and shareds.
@@ -32,11 +32,10 @@ type FreeBlock = Link;
 /// A free list of one class, owner only: blocks linked through their first word.
 struct LocalList {
     head: *mut FreeBlock,
-    /// Blocks on the list, bounded by `LOCAL_MAX` at pushes. Signed: a list adopted from a
-    /// remote stack of more than `LEN_MAX` blocks under-counts, and its pops take the count
-    /// below 0 (the count only bounds how many blocks the cache keeps, and that bound stays
-    /// `LEN_MAX + LOCAL_MAX`): a pop is one decrement, with no test.
-    len: isize,
+    /// Blocks on the list, exactly (a list adopted from a remote stack is counted, walking
+    /// it when the stack's own count saturated): a pop is one decrement, with no test, and
+    /// pushes stop at `LOCAL_MAX`.
+    len: usize,
 }
 
 impl LocalList {
@@ -166,13 +165,26 @@ impl ClassCache {
         let local = unsafe { &mut *self.local.get() };
         // The local list is empty: the stack becomes it as it is (linked through `next`).
         let (head, len) = self.remote.take_all();
-        // At most `LEN_MAX` (2^16 - 1): no wrap.
-        (local.head, local.len) = (head, len as isize);
+        // The stack's count saturates at `LEN_MAX`: then the blocks are counted one by one
+        // (rare, and on this cold path), so that `len` stays exact.
+        let len = if len as u64 >= LEN_MAX { count_list(head) } else { len };
+        (local.head, local.len) = (head, len);
         match local.pop() {
             Some(p) => Block { ptr: p, home: self },
             None => Block { ptr: system_alloc(class_layout(self.class)), home: self },
         }
     }
+}
+
+/// The number of blocks on a list linked through `next` (taken whole from a remote stack).
+fn count_list(mut p: *mut FreeBlock) -> usize {
+    let mut n = 0;
+    while !p.is_null() {
+        n += 1;
+        // SAFETY: a list taken from the remote stack: free blocks, each linked to the next.
+        p = unsafe { (*p).next };
+    }
+    n
 }
 
 /// The layout of a system block of `size` bytes.
@@ -239,7 +251,7 @@ unsafe fn give_back(b: Block, home: &ClassCache, mine: bool) {
     if mine {
         // SAFETY: we are the owner: the only thread touching `local`.
         let local = unsafe { &mut *home.local.get() };
-        if local.len < LOCAL_MAX as isize {
+        if local.len < LOCAL_MAX {
             local.push(b.ptr);
             return;
         }
@@ -301,6 +313,35 @@ mod tests {
         assert_eq!(a.alloc(300).ptr, x.ptr, "back to a through its remote stack");
     }
 
+    /// Gives back `blocks` (of 300 bytes, from `cache`) from a thread that is not its owner.
+    fn free_300_elsewhere(cache: &BlockCache, blocks: Vec<usize>) {
+        let home = &cache.classes[class_of(300).unwrap()] as *const ClassCache as usize;
+        std::thread::spawn(move || {
+            for &p in &blocks {
+                let b = Block { ptr: p as *mut u8, home: home as *const ClassCache };
+                // SAFETY: unused blocks of the cache, freed by a thread that is not its owner
+                // (no `mine`, no descriptor: the remote path).
+                unsafe { free(b, 300, None) };
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// More blocks given back remotely than the remote stack's count can hold: the adopted
+    /// list is counted exactly, so the local bound still holds afterwards.
+    #[test]
+    fn a_list_adopted_past_the_remote_count_is_counted_exactly() {
+        let cache = Box::leak(Box::new(BlockCache::new()));
+        let n = LEN_MAX as usize + 10;
+        let blocks: Vec<usize> = (0..n).map(|_| cache.alloc(300).ptr as usize).collect();
+        free_300_elsewhere(cache, blocks);
+        cache.alloc(300);
+        // SAFETY: this thread is the cache's owner in this test.
+        let len = unsafe { &*cache.classes[class_of(300).unwrap()].local.get() }.len;
+        assert_eq!(len, n - 1, "every adopted block is counted");
+    }
+
     #[test]
     fn blocks_are_reused_last_in_first_out_and_come_back_from_other_threads() {
         let cache = Box::leak(Box::new(BlockCache::new()));
@@ -328,17 +369,7 @@ mod tests {
         assert_eq!(cache.alloc(300).ptr as usize, addr);
         // Five blocks freed remotely come back as a list of five, counted without a walk.
         let blocks: Vec<usize> = (0..5).map(|_| cache.alloc(300).ptr as usize).collect();
-        let home = &cache.classes[class_of(300).unwrap()] as *const ClassCache as usize;
-        let bs = blocks.clone();
-        std::thread::spawn(move || {
-            for &p in &bs {
-                let b = Block { ptr: p as *mut u8, home: home as *const ClassCache };
-                // SAFETY: unused blocks of this cache, freed by a thread that is not its owner.
-                unsafe { free(b, 300, None) };
-            }
-        })
-        .join()
-        .unwrap();
+        free_300_elsewhere(cache, blocks.clone());
         let got = cache.alloc(300).ptr as usize;
         assert_eq!(got, blocks[4], "the last block pushed is on top");
         // SAFETY: this thread is the cache's owner in this test.

@@ -288,16 +288,13 @@ fn count_as_child(t: &Task) {
 }
 
 /// An untied task run at once by its creator queues its next part: from now on it is counted
-/// as a child and holds its parent (it was not counted yet, `Counted::Lazy`; or, a taskloop
-/// chunk run in place, counted for retirement only: `spawn_undeferred`, so `spawned` already
-/// counts it). Called on the creator's thread, where the parent is suspended beneath the task.
+/// as a child and for retirement (it was not counted yet, `Counted::Lazy`) and holds its
+/// parent. Called on the creator's thread, where the parent is suspended beneath the task.
+/// (A taskloop chunk run in place never gets here: its `parts` stays 0, see `run_in_place`.)
 fn promote(t: &Task) {
+    debug_assert_eq!(t.counted.get(), Counted::Lazy);
     task::hold_ancestors(t);
-    if t.counted.get() == Counted::Lazy {
-        count_new(t);
-    } else {
-        count_as_child(t);
-    }
+    count_new(t);
 }
 
 /// Enters `t` in its parent's dependence map; true if it is ready now.
@@ -491,8 +488,8 @@ fn runs_at_once(t: &Task, defer: impl FnOnce() -> bool) -> bool {
 }
 
 /// Runs a task its creator runs at once (the cut-off): without dependences (so without
-/// mutexinoutset locks), not detachable. Like an undeferred task, it is counted for
-/// retirement only, for its own children's sake (an untied one is promoted if a later part
+/// mutexinoutset locks), not detachable. It is not counted in its parent unless it ends with
+/// children left, for their sake (`Counted::Lazy`; an untied one is promoted if a later part
 /// is queued).
 #[inline]
 fn run_at_once(th: Thread, t: &'static Task) {
@@ -553,11 +550,11 @@ fn cancel_requested(g: Option<&TaskGroup>, team: &crate::team::Team) -> bool {
 
 /// Ends a task its creator ran at once (the cut-off or if(0)) in the common case where nothing
 /// but this thread ever saw it: every task it generated, if any, ran at once and retired
-/// quietly too (`spawned` is back at 0; nothing made it hold its parent), it has no
-/// destructors and is not detachable. Then nobody else holds a reference (`refs` is 1),
-/// nothing registered it in a dependence map, and its fields own nothing (no child map, no
-/// mutexinoutset locks, no successors), so it is uncounted and its block goes straight back
-/// to the cache. Returns false, doing nothing, when the full completion is needed.
+/// quietly too (its `spawned` is 0; nothing made it hold its parent), it has no destructors
+/// and is not detachable. Then nobody else holds a reference (`refs` is 1), nothing
+/// registered it in a dependence map, and its fields own nothing (no child map, no
+/// mutexinoutset locks, no successors), it was never counted (`Counted::Lazy`), and its block
+/// goes straight back to the cache. Returns false, doing nothing, when the full completion is needed.
 #[inline]
 fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     // Relaxed loads: all these are written only by this thread (the task ran here, was never
@@ -827,8 +824,11 @@ pub fn taskyield(th: Thread) {
 
 /// Waits until every task descending from the given implicit tasks of the current team has
 /// completed, running tasks meanwhile (barriers: the thread's own implicit task; the region's
-/// end: all of them). Once an implicit task waits here it creates no tasks, and a task of its
-/// root only runs while the count is above 0, so a count seen at 0 stays 0.
+/// end: all of them). Once an implicit task waits here it creates no tasks and runs none of
+/// its own at once (a task run at once is counted only at its end, `Counted::Lazy`, so while
+/// one runs its root's count may read 0: but then the root's own thread is busy in it, and
+/// the region's end drains only after every member arrived); a queued task of its root only
+/// runs while the count is above 0, so a count seen at 0 here stays 0.
 pub fn drain<'a>(th: Thread, roots: impl Iterator<Item = &'a Task> + Clone) {
     let done = || roots.clone().all(|r| r.descendants_done());
     if done() {

@@ -125,7 +125,8 @@ pub struct Task {
     /// the task (Relaxed load + store, no read-modify-write).
     pub(crate) created: AtomicU32,
     /// Children generated so far that count for retirement: `created` plus undeferred ones
-    /// (if0, taskloop chunks run in place) that had children of their own. Owner-written.
+    /// (taskloop chunks run in place, from their start; if0 tasks and tasks run at once, at
+    /// their end) that had children of their own. Owner-written.
     pub(crate) spawned: AtomicU32,
     /// How the task is counted in its parent (`Counted`).
     pub(crate) counted: Cell<Counted>,

@@ -67,7 +67,7 @@ fn nested_tasks_finish_by_the_barrier() {
 fn random_dependence_graphs_match_sequential_order() {
     const ADDRS: usize = 4;
     for (seed0, n) in [(1u64, 1u32), (2, 2), (3, 4), (4, 8), (5, 3)] {
-        let mut seed = seed0 * 0x9e37_79b9_7f4a_7c15;
+        let mut seed = seed0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let vals: Arc<Vec<AtomicU64>> = Arc::new((0..ADDRS).map(|_| AtomicU64::new(1)).collect());
         let inside: Arc<Vec<AtomicU32>> = Arc::new((0..ADDRS).map(|_| AtomicU32::new(0)).collect());
         let bad = Arc::new(AtomicBool::new(false));
