@@ -554,7 +554,8 @@ fn cancel_requested(g: Option<&TaskGroup>, team: &crate::team::Team) -> bool {
 /// and is not detachable. Then nobody else holds a reference (`refs` is 1), nothing
 /// registered it in a dependence map, and its fields own nothing (no child map, no
 /// mutexinoutset locks, no successors), it was never counted (`Counted::Lazy`), and its block
-/// goes straight back to the cache. Returns false, doing nothing, when the full completion is needed.
+/// goes straight back to the cache. Returns false, doing nothing, when the full completion is
+/// needed.
 #[inline]
 fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     // Relaxed loads: all these are written only by this thread (the task ran here, was never
