@@ -388,12 +388,12 @@ fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
     if run && let Some(r) = unsafe { (*kt).routine } {
-        loop {
-            call_part(r, th.gtid(), t, trace);
-            // An untied task's next part, re-submitted to run here (`rerun_here`): clang's
-            // untied tasks re-submit themselves at least once, so this is no cold path.
-            if !take_rerun(th, t) || is_cancelled(t) {
-                break;
+        call_part(r, th.gtid(), t, trace);
+        // An untied task's next parts, re-submitted to run here (`rerun_here`): clang's
+        // untied tasks re-submit themselves at least once, so this is no cold path.
+        if !th.ctx().rerun.is_null() {
+            while take_rerun(th, t) && !is_cancelled(t) {
+                call_part(r, th.gtid(), t, trace);
             }
         }
     }
