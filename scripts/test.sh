@@ -12,6 +12,8 @@ cargo test --release --workspace
 # them: every task block taken from a free list is at rest, every gtid is the caller's).
 cargo build
 cargo test --test c_programs task_
+# The engine's unit tests likewise on a debug build (its assertions and overflow checks on).
+cargo test -p oxiomp-runtime --lib
 # The concurrency cores (sync, barrier) under the loom model checker.
 RUSTFLAGS="--cfg loom" cargo test --release -p oxiomp-runtime --lib --target-dir target/loom
 cargo fmt --all -- --check
