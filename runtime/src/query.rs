@@ -241,8 +241,9 @@ pub fn cancellation() -> bool {
 }
 
 /// cancel-var (`OMP_CANCELLATION`), copied out of the settings when the runtime starts, for
-/// the test at every task start: one load, no runtime lookup. False before the runtime has
-/// started, when nothing can have been cancelled yet (`__kmpc_cancel` starts it).
+/// the tests at every task start, cancellation point and cancellable barrier: one load, no
+/// runtime lookup. False before the runtime has started, when nothing can have been
+/// cancelled yet (those callers are threads of a team, which exist only once it started).
 // A std atomic even under loom (like the other settings copies here): not part of any model.
 static CANCELLATION_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

@@ -214,8 +214,7 @@ fn system_alloc(l: Layout) -> *mut u8 {
 #[inline]
 pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
     // SAFETY (all below): per the contract, the block is ours to give back.
-    let Some(home) = (unsafe { b.home.as_ref() }) else {
-        unsafe { std::alloc::dealloc(b.ptr, layout(size)) };
+    let Some(home) = (unsafe { home_or_dealloc(b, size) }) else {
         return;
     };
     let mine = match mine {
@@ -233,12 +232,27 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
 #[inline(always)]
 pub(crate) unsafe fn free_own(b: Block, size: usize, mine: &BlockCache) {
     // SAFETY (all below): per the contract, the block is ours to give back.
-    let Some(home) = (unsafe { b.home.as_ref() }) else {
-        unsafe { std::alloc::dealloc(b.ptr, layout(size)) };
+    let Some(home) = (unsafe { home_or_dealloc(b, size) }) else {
         return;
     };
     debug_assert!(mine.owns(home), "free_own: the block is another thread's");
     unsafe { give_back(b, home, true) }
+}
+
+/// The cache class a freed block goes back to; a block from the system (no home) is given
+/// back to it here (None).
+///
+/// # Safety
+/// As for [`free`].
+#[inline(always)]
+unsafe fn home_or_dealloc<'a>(b: Block, size: usize) -> Option<&'a ClassCache> {
+    // SAFETY: a block's home is a class of a cache that is never freed, or null.
+    let home = unsafe { b.home.as_ref() };
+    if home.is_none() {
+        // SAFETY: per the contract, a system block of `size` bytes that is no longer used.
+        unsafe { std::alloc::dealloc(b.ptr, layout(size)) };
+    }
+    home
 }
 
 /// Puts a block back on its home's local list if the caller is the home's owner (`mine`)

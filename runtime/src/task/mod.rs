@@ -422,9 +422,13 @@ fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
     oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
 }
 
-/// Counts a block `run_in_place` will use (once, before its first body).
+/// Counts a block `run_in_place` will use (once, before its first body) for retirement only:
+/// its chunks complete before their parent goes on, but children they leave behind must hold
+/// barriers.
 pub(crate) fn begin_in_place(t: &'static Task) {
-    spawn_undeferred(t);
+    t.counted.set(Counted::Retire);
+    // SAFETY: the parent is the task running on this thread, alive.
+    task::bump(&unsafe { &*t.parent }.spawned, 1);
 }
 
 /// Releases a block used by `run_in_place` (its destructors already ran).
@@ -700,20 +704,11 @@ fn uncount(t: &Task) {
     }
 }
 
-/// Counts an undeferred task (a taskloop chunk run in place) for retirement only: it
-/// completes before its parent goes on, but children it leaves behind must hold barriers.
-#[inline]
-fn spawn_undeferred(t: &Task) {
-    t.counted.set(Counted::Retire);
-    // SAFETY: the parent is the task suspended on this thread, alive.
-    task::bump(&unsafe { &*t.parent }.spawned, 1);
-}
-
 /// The end of an undeferred task: without children, its count is simply taken back (the
 /// parent is suspended on this thread); otherwise it retires like any task.
 fn uncount_undeferred(t: &Task) {
     if t.spawned.load(Ordering::Relaxed) == 0 {
-        // SAFETY: as in `spawn_undeferred`.
+        // SAFETY: as in `begin_in_place`: the parent is suspended beneath the task here.
         task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
         return;
     }

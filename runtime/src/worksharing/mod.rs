@@ -9,7 +9,6 @@ pub mod static_sched;
 
 use std::ffi::c_void;
 
-use crate::registry::Runtime;
 use crate::thread::Thread;
 pub use dispatch::Chunk;
 pub use reduction::{Method, ReduceFn};
@@ -261,7 +260,7 @@ pub unsafe fn copyprivate(th: Thread, data: *mut c_void, func: ReduceFn, didit: 
 
 /// `__kmpc_cancel`: true if the construct of `kind` is now cancelled (cancellation enabled).
 pub fn cancel(th: Thread, kind: i32) -> bool {
-    if !Runtime::get().settings().globals.cancellation {
+    if !crate::query::cancellation_on() {
         return false;
     }
     match kind {
@@ -275,7 +274,7 @@ pub fn cancel(th: Thread, kind: i32) -> bool {
 
 /// `__kmpc_cancellationpoint`: whether the construct of `kind` was cancelled.
 pub fn cancellation_point(th: Thread, kind: i32) -> bool {
-    if !Runtime::get().settings().globals.cancellation {
+    if !crate::query::cancellation_on() {
         return false;
     }
     match kind {
@@ -289,7 +288,7 @@ pub fn cancellation_point(th: Thread, kind: i32) -> bool {
 /// `__kmpc_cancel_barrier`: a barrier; true on every thread if the region was cancelled.
 pub fn cancel_barrier(th: Thread) -> bool {
     th.team().barrier(th);
-    Runtime::get().settings().globals.cancellation && th.team().cancelled(true, 0)
+    crate::query::cancellation_on() && th.team().cancelled(true, 0)
 }
 
 /// `__kmpc_doacross_init`: joins (or, first of the team, creates) the doacross state of the
