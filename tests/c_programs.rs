@@ -298,6 +298,7 @@ c_tests! {
     task_priority,
     task_proxy,
     task_reduction,
+    task_resubmit,
     task_stress,
     task_taskgroup,
     task_taskloop,

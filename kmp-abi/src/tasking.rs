@@ -70,7 +70,9 @@ pub extern "C" fn __kmpc_omp_target_task_alloc(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task(_loc: *const Ident, gtid: i32, task: *mut KmpTask) -> i32 {
-    task::submit_task(Thread::from_gtid(gtid), task_of(task));
+    if let Err(e) = task::submit_task(Thread::from_gtid(gtid), task_of(task)) {
+        crate::misuse("__kmpc_omp_task", e);
+    }
     0
 }
 
@@ -89,7 +91,8 @@ pub extern "C" fn __kmpc_omp_task_with_deps(
         read_deps(v, ndeps, deps);
         read_deps(v, ndeps_noalias, noalias);
         task::submit(th, task_of(task), v)
-    });
+    })
+    .unwrap_or_else(|e| crate::misuse("__kmpc_omp_task_with_deps", e));
     0
 }
 

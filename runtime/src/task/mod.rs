@@ -141,69 +141,61 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
 
 /// `__kmpc_omp_task`: [`submit`] for a task without dependences, with the common cases inline:
 /// a new task without priority or detach event that the cut-off runs at once, and an untied
-/// task, running here, re-submitting itself for a next part that runs here too.
+/// task, running here, re-submitting itself for its next part.
 #[inline]
-pub fn submit_task(th: Thread, t: &'static Task) {
+pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), &'static str> {
     // Relaxed: a new task is not shared yet; for a running untied task only `!= 0` matters,
     // and its running part keeps the count above 0 (see `submit`).
     let parts = t.parts.load(Ordering::Relaxed);
     if parts == 0 && t.flags & flags::PRIORITY == 0 && runs_at_once(t, || may_defer(th, t)) {
         t.parts.store(1, Ordering::Relaxed);
         run_at_once(th, t);
-        return;
+        return Ok(());
     }
     // As in `submit` (an if(0) task runs its parts nested instead).
-    if parts != 0 && std::ptr::eq(th.ctx().task, t) && !t.if0.get() && !may_defer(th, t) {
+    if parts != 0 && std::ptr::eq(th.ctx().task, t) && !t.if0.get() {
         rerun_here(th, t);
-        return;
+        return Ok(());
     }
-    submit_queued(th, t);
+    submit_queued(th, t)
 }
 
 /// [`submit_task`] beyond its common case: out of line, so that the common case keeps a
 /// small frame (no dependence list).
 #[cold]
 #[inline(never)]
-fn submit_queued(th: Thread, t: &'static Task) {
-    submit(th, t, &mut Vec::new());
+fn submit_queued(th: Thread, t: &'static Task) -> Result<(), &'static str> {
+    submit(th, t, &mut Vec::new())
 }
 
 /// `__kmpc_omp_task` / `__kmpc_omp_task_with_deps`: schedules a task (with its dependences),
-/// or re-queues a running untied task for its next part.
-pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
-    // A task submitted for the first time is not shared yet (plain store); a running untied
-    // task re-queueing itself shares `parts` with its ending execution (AcqRel).
+/// or lets a running untied task go on with its next part. Fails, doing nothing, for a task
+/// already submitted that is not an untied task re-submitting itself from its own body.
+pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &'static str> {
+    // A task submitted for the first time is not shared yet (Relaxed, plain store below); a
+    // running untied task re-submitting itself is the thread's current task, so its count is
+    // above 0 while this part runs.
     if t.parts.load(Ordering::Relaxed) != 0 {
-        // A running untied task queueing its next part, which goes on with the ICVs the task
-        // has now: the thread's. Queued, it takes a copy along; run at once, right here, it
-        // borrows them like any task run at once (the copy from an earlier queued part, if
-        // any, is stale: dropped).
         if t.if0.get() {
-            // An untied if(0) task: undeferred, every part runs here, on the ICVs the task
-            // has now (borrowed: `has_icvs` is false), leaving its creator's saved ICVs alone.
+            // An untied if(0) task: undeferred, every part runs here, nested, on the ICVs the
+            // task has now (borrowed: `has_icvs` is false), leaving its creator's saved ICVs
+            // alone.
             t.parts.fetch_add(1, Ordering::AcqRel);
             execute(th, t);
-            return;
+            return Ok(());
         }
-        let defer = may_defer(th, t);
-        if !defer && std::ptr::eq(th.ctx().task, t) {
+        if std::ptr::eq(th.ctx().task, t) {
+            // Clang's untied task re-submits itself at each task scheduling point in its
+            // region (the first as soon as it starts), after the point's own call (taskwait,
+            // taskyield) and right before it returns. Its next part goes on here, on the same
+            // ICVs: queueing it would only have this thread take it back (it is the newest
+            // task of its deque) after a push, a pop and a copy of the ICVs.
             rerun_here(th, t);
-            return;
+            return Ok(());
         }
-        t.parts.fetch_add(1, Ordering::AcqRel);
-        if defer {
-            t.icvs.put(*th.icvs());
-            if t.counted.get() != Counted::Full {
-                // Its creator ran it at once (all its parts so far ran here, above the
-                // creator), and now it leaves this stack: counted and holding its parent like
-                // a queued task.
-                promote(t);
-            }
-        } else {
-            t.icvs.take();
-        }
-        schedule(th, t, defer);
-        return;
+        return Err(
+            "the task was submitted already (only an untied task may re-submit itself, from its own body)",
+        );
     }
     // Relaxed: not shared yet; the queue hand-over publishes it.
     t.parts.store(1, Ordering::Relaxed);
@@ -216,7 +208,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
     let defer = may_defer(th, t);
     if deps.is_empty() && runs_at_once(t, || defer) {
         run_at_once(th, t);
-        return;
+        return Ok(());
     }
     // Queued (or waiting for its dependences): it may run on another thread, later, so it
     // takes its creator's ICVs along and holds its creator.
@@ -228,20 +220,19 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) {
         let ready = register_deps(t, deps);
         oxiomp_instrument::task_check_deps_exit();
         if !ready {
-            return;
+            return Ok(());
         }
     }
     schedule(th, t, defer);
+    Ok(())
 }
 
 /// The untied task running on this thread re-submitted itself for its next part (clang's
 /// untied tasks do so at each task scheduling point, the first one as soon as they start, and
-/// return at once), and the part would run at once here anyway: it runs when the current part
-/// returns, in the same execution (`call_routine` loops, `take_rerun`), not nested inside the
-/// current part's frame and without a second part to count. Not for if(0) tasks: their body
-/// is called by the compiler's code, which would not loop. Noted in the thread's context, not
-/// in the task: once an untied task has queued a part, another thread may run that part while
-/// this one returns from the previous.
+/// return at once): the part runs when the current one returns, in the same execution
+/// (`call_routine` loops, `take_rerun`), not nested inside the current part's frame and
+/// without a second part to count. Not for if(0) tasks: their body is called by the
+/// compiler's code, which would not loop.
 fn rerun_here(th: Thread, t: &'static Task) {
     th.ctx().rerun = t;
 }
@@ -285,16 +276,6 @@ fn count_as_child(t: &Task) {
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// An untied task run at once by its creator queues its next part: from now on it is counted
-/// as a child and for retirement (it was not counted yet, `Counted::Lazy`) and holds its
-/// parent. Called on the creator's thread, where the parent is suspended beneath the task.
-/// (A taskloop chunk run in place never gets here: its `parts` stays 0, see `run_in_place`.)
-fn promote(t: &Task) {
-    debug_assert_eq!(t.counted.get(), Counted::Lazy);
-    task::hold_ancestors(t);
-    count_new(t);
 }
 
 /// Enters `t` in its parent's dependence map; true if it is ready now.
@@ -493,8 +474,7 @@ fn runs_at_once(t: &Task, defer: impl FnOnce() -> bool) -> bool {
 
 /// Runs a task its creator runs at once (the cut-off): without dependences (so without
 /// mutexinoutset locks), not detachable. It is not counted in its parent unless it ends with
-/// children left, for their sake (`Counted::Lazy`; an untied one is promoted if a later part
-/// is queued).
+/// children left, for their sake (`Counted::Lazy`; an untied one's later parts run here too).
 #[inline]
 fn run_at_once(th: Thread, t: &'static Task) {
     // Not counted in its parent unless it ends with children left (`Counted::Lazy`).
@@ -1034,7 +1014,8 @@ pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
     // SAFETY: `kt` is the task just allocated.
     let t: &'static Task = unsafe { Task::from_kmp(kt) };
     let mut v = deps.to_vec();
-    submit(th, t, &mut v);
+    // A new task: never refused.
+    let _ = submit(th, t, &mut v);
 }
 
 /// Runs `f` as an undeferred task (`if(0)`) of the current task: the safe counterpart of

@@ -273,7 +273,8 @@ fn spawn_range(th: Thread, l: &Loop, k0: u64, k1: u64) {
     }
     // SAFETY: `kt` is the task just allocated.
     let t = unsafe { Task::from_kmp(kt) };
-    super::submit(th, t, &mut Vec::new());
+    // A new task: never refused.
+    let _ = super::submit(th, t, &mut Vec::new());
 }
 
 unsafe extern "C" fn run_range_task(gtid: i32, kt: *mut KmpTask) -> i32 {

@@ -212,29 +212,64 @@ fn children_of_undeferred_tasks_hold_the_barrier() {
     }
 }
 
-/// An untied task its creator ran at once (the deque was full) whose next part is queued after
-/// all (a task was taken off the deque meanwhile) is then counted as a child: `taskwait` waits
-/// for that part. Thread 1 stays away from the deque until the end, so the counts are exact.
-#[test]
-fn untied_task_run_at_once_then_queued_is_waited_for() {
-    /// Part 0 makes room in the deque and queues part 1 (as clang's untied entry re-queues
-    /// itself); part 1 counts itself in the counter behind the `kmp_task_t`.
-    unsafe extern "C" fn untied_entry(gtid: i32, kt: *mut KmpTask) -> i32 {
-        let th = Thread::from_gtid(gtid);
-        // SAFETY: the test allocated room for a counter pointer after the kmp_task_t.
-        unsafe {
-            if (*kt).part_id == 0 {
+/// What the parts of `untied_entry` saw: part 0 makes room in a full deque when asked to
+/// (`take_one`), re-submits the task (as clang's untied entry does) and looks at the deque;
+/// part 1 notes the thread it ran on.
+#[derive(Default)]
+struct UntiedProbe {
+    take_one: bool,
+    queued_after_resubmit: AtomicU32,
+    part0_gtid: AtomicU32,
+    part1_gtid: AtomicU32,
+    part1_runs: AtomicU32,
+}
+
+/// An untied task's entry for the tests below: a `*const UntiedProbe` follows its `kmp_task_t`.
+unsafe extern "C" fn untied_entry(gtid: i32, kt: *mut KmpTask) -> i32 {
+    let th = Thread::from_gtid(gtid);
+    // SAFETY: the tests allocate room for the probe pointer after the kmp_task_t, and the
+    // probe outlives the task (the tests wait for it).
+    unsafe {
+        let probe = &**(kt.add(1) as *const *const UntiedProbe);
+        if (*kt).part_id == 0 {
+            probe.part0_gtid.store(gtid as u32, Ordering::Relaxed);
+            if probe.take_one {
                 assert!(run_one(th), "the full deque has a task to run");
-                (*kt).part_id = 1;
-                submit(th, Task::from_kmp(kt), &mut Vec::new());
-            } else {
-                (*(*(kt.add(1) as *const *const AtomicU32))).fetch_add(1, Ordering::Relaxed);
             }
+            let before = th.team().tasks().own_len(th.tid());
+            (*kt).part_id = 1;
+            assert_eq!(submit(th, Task::from_kmp(kt), &mut Vec::new()), Ok(()));
+            let after = th.team().tasks().own_len(th.tid());
+            probe.queued_after_resubmit.store((after - before) as u32, Ordering::Relaxed);
+        } else {
+            probe.part1_gtid.store(gtid as u32, Ordering::Relaxed);
+            probe.part1_runs.fetch_add(1, Ordering::Relaxed);
         }
-        0
     }
+    0
+}
+
+/// A new untied task whose entry is `untied_entry` with `probe`.
+fn untied_task(probe: &UntiedProbe) -> &'static Task {
+    let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<*const UntiedProbe>();
+    let kt = alloc(0, size, 0, Some(untied_entry));
+    // SAFETY: room for the pointer was allocated; the task is not submitted yet.
+    unsafe {
+        *(kt.add(1) as *mut *const UntiedProbe) = probe;
+        Task::from_kmp(kt)
+    }
+}
+
+/// An untied task's next part goes on where its previous part ran, whether the task was run
+/// at once (the deque was full, and part 0 made room in it, so the cut-off would now queue)
+/// or queued (the deque was empty): re-submitting pushes nothing, the part runs right after
+/// the previous one returns, once, and a task run at once stays uncounted (`Counted::Lazy`).
+/// Thread 1 stays away from the deque until the end, so the counts are exact.
+#[test]
+fn an_untied_task_goes_on_where_its_part_ran() {
     let small = Arc::new(AtomicU32::new(0));
-    let part1 = AtomicU32::new(0);
+    let at_once = UntiedProbe { take_one: true, ..Default::default() };
+    let queued = UntiedProbe::default();
     let release = AtomicBool::new(false);
     parallel(Some(2), |tid| {
         let th = Thread::current();
@@ -251,23 +286,63 @@ fn untied_task_run_at_once_then_queued_is_waited_for() {
             });
         }
         assert_eq!(th.team().tasks().own_len(0), CUTOFF, "the deque is full");
-        let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<*const AtomicU32>();
-        let kt = alloc(0, size, 0, Some(untied_entry));
-        // SAFETY: room for the pointer was allocated; the task is not submitted yet.
-        unsafe { *(kt.add(1) as *mut *const AtomicU32) = &part1 };
-        // SAFETY: just allocated.
-        submit(th, unsafe { Task::from_kmp(kt) }, &mut Vec::new());
-        assert_eq!(small.load(Ordering::Relaxed), 1, "part 0 ran at once and took one task");
-        assert_eq!(part1.load(Ordering::Relaxed), 0, "part 1 was queued");
         let created = current(th).created.load(Ordering::Relaxed);
-        assert_eq!(created, CUTOFF as u32 + 1, "the queued part counts as a child");
-        // Run at once, it was not counted (`Counted::Lazy`); queued, it counts for retirement
-        // too, or the region's end would not wait for its descendants.
-        let spawned = current(th).spawned.load(Ordering::Relaxed);
-        assert_eq!(spawned, CUTOFF as u32 + 1, "the queued part counts for retirement");
+        submit(th, untied_task(&at_once), &mut Vec::new()).unwrap();
+        assert_eq!(small.load(Ordering::Relaxed), 1, "part 0 ran at once and took one task");
+        assert_eq!(at_once.part1_runs.load(Ordering::Relaxed), 1, "part 1 ran before submit returned");
+        assert_eq!(at_once.queued_after_resubmit.load(Ordering::Relaxed), 0, "nothing was pushed");
+        assert_eq!(current(th).created.load(Ordering::Relaxed), created, "run at once: not counted");
+        assert_eq!(current(th).spawned.load(Ordering::Relaxed), created, "nor for retirement");
         taskwait(th);
-        assert_eq!(part1.load(Ordering::Relaxed), 1, "taskwait waited for the queued part");
         assert_eq!(small.load(Ordering::Relaxed), CUTOFF as u32);
+
+        // The deque is empty now: the task is queued, and taskwait runs it here.
+        submit(th, untied_task(&queued), &mut Vec::new()).unwrap();
+        assert_eq!(th.team().tasks().own_len(0), 1, "queued");
+        assert_eq!(queued.part1_runs.load(Ordering::Relaxed), 0);
+        taskwait(th);
+        assert_eq!(queued.part1_runs.load(Ordering::Relaxed), 1, "taskwait waited for part 1");
+        assert_eq!(queued.queued_after_resubmit.load(Ordering::Relaxed), 0, "nothing was pushed");
+        let g = queued.part0_gtid.load(Ordering::Relaxed);
+        assert_eq!(queued.part1_gtid.load(Ordering::Relaxed), g, "part 1 ran where part 0 did");
+        release.store(true, Ordering::Release);
+    });
+}
+
+/// Submitting a task again that is not an untied task re-submitting itself from its own body
+/// is refused (the entry reports the misuse) and leaves the task alone: here, a queued task
+/// submitted a second time before it ran, which then runs once. Thread 1 stays away from the
+/// deque, so the task is still queued at the second submission.
+#[test]
+fn a_second_submission_is_refused() {
+    let runs = Arc::new(AtomicU32::new(0));
+    let release = AtomicBool::new(false);
+    parallel(Some(2), |tid| {
+        let th = Thread::current();
+        if tid == 1 {
+            while !release.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            return;
+        }
+        // As `spawn` does, keeping the task.
+        let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<Body>();
+        let kt = alloc(flags::TIED, size, 0, Some(run_rust_body));
+        let r = runs.clone();
+        let body: Body = Box::new(move || {
+            r.fetch_add(1, Ordering::Relaxed);
+        });
+        // SAFETY: room for the body was allocated, 8-aligned; the task is not submitted yet.
+        let t = unsafe {
+            std::ptr::write((kt as *mut u8).add(std::mem::size_of::<KmpTask>()) as *mut Body, body);
+            Task::from_kmp(kt)
+        };
+        submit(th, t, &mut Vec::new()).unwrap();
+        assert_eq!(th.team().tasks().own_len(0), 1, "queued");
+        assert!(submit(th, t, &mut Vec::new()).is_err(), "a second submission is refused");
+        assert_eq!(th.team().tasks().own_len(0), 1, "and leaves the queue alone");
+        taskwait(th);
+        assert_eq!(runs.load(Ordering::Relaxed), 1, "the task ran once");
         release.store(true, Ordering::Release);
     });
 }
