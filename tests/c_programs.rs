@@ -306,6 +306,7 @@ c_tests! {
     task_untied_if0,
     teams,
     threadprivate,
+    threadprivate_dtor,
     threadprivate_notls,
     trace_unwritable,
 }

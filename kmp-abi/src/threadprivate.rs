@@ -33,6 +33,20 @@ pub extern "C" fn __kmpc_threadprivate_register(
     tp::register(data, ctor, cctor, dtor);
 }
 
+/// Run when the library is unloaded (`.fini_array`: at exit, after the program's own static
+/// destructors, which destroy the variables themselves): destroys the other threads' copies
+/// of threadprivate variables registered with a destructor. Not when the exiting thread is
+/// inside a parallel region: other threads may still be using their copies.
+extern "C" fn destroy_threadprivate_at_unload() {
+    if Thread::peek().is_none_or(|th| th.outside_regions()) {
+        tp::destroy_copies();
+    }
+}
+
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static DESTROY_THREADPRIVATE_AT_UNLOAD: extern "C" fn() = destroy_threadprivate_at_unload;
+
 /// # Safety
 /// `dims` points to `num_dims` dimension descriptors.
 #[unsafe(no_mangle)]

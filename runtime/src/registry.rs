@@ -325,11 +325,7 @@ impl Runtime {
     /// calling thread keeps for its next regions); the next regions start threads again.
     /// Workers other initial threads keep are theirs. Called outside parallel regions.
     pub fn pause(&'static self, th: Thread) -> Result<(), &'static str> {
-        // Only from an initial thread's own (root) team: not inside a parallel, serialized or
-        // teams region (a league's teams are at level 0 too, but each is a contention group
-        // of its own; a root team's group is its initial thread's).
-        let team = th.team();
-        if team.level != 0 || !std::ptr::eq(team.cg, &th.desc().cg_threads) {
+        if !th.outside_regions() {
             return Err("called inside a parallel or teams region; nothing paused");
         }
         th.desc().release_hot_teams(self);

@@ -300,6 +300,14 @@ impl Thread {
 
     /// The calling thread if the runtime knows it (never registers a new one).
     #[inline]
+    /// Whether the thread is in its own root team: not inside a parallel, serialized or teams
+    /// region (a league's teams are at level 0 too, but each is a contention group of its
+    /// own; a root team's group is its initial thread's).
+    pub fn outside_regions(self) -> bool {
+        let team = self.team();
+        team.level == 0 && std::ptr::eq(team.cg, &self.desc().cg_threads)
+    }
+
     pub fn peek() -> Option<Thread> {
         let p = current::get();
         // SAFETY: as in `current`.

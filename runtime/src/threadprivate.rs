@@ -6,6 +6,12 @@
 //! variable itself; any other thread gets a copy made, on its first access, from the
 //! variable's value as it was when the runtime first saw it (the static initial value: clang
 //! makes the first call at the start of `main`), or by the registered constructor.
+//!
+//! Copies made for a variable with a registered destructor are destroyed when the library is
+//! unloaded (at exit, after the program's own static destructors, as libomp does), unless the
+//! exiting thread is inside a parallel region, where other threads may still use them. Worker
+//! threads live until then (a pause ends their threads but keeps their copies for the
+//! workers the next region starts on the same descriptors).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -25,9 +31,10 @@ pub(crate) struct Record {
     image: Vec<u8>,
     ctor: Option<Ctor>,
     cctor: Option<CopyCtor>,
-    /// Kept for a later thread-exit cleanup; copies are not destroyed yet (they live until the
-    /// process ends, like the threads of the pool).
-    _dtor: Option<Dtor>,
+    dtor: Option<Dtor>,
+    /// The copies made for threads other than the first initial thread (addresses), for the
+    /// destructor.
+    copies: Vec<usize>,
 }
 
 pub(crate) static RECORDS: ForkLock<Option<HashMap<usize, Record>>> = ForkLock::new(None);
@@ -58,7 +65,7 @@ pub fn register(data: *mut c_void, ctor: Option<Ctor>, cctor: Option<CopyCtor>, 
     let r = map.entry(data as usize).or_default();
     r.ctor = ctor;
     r.cctor = cctor;
-    r._dtor = dtor;
+    r.dtor = dtor;
 }
 
 /// `__kmpc_threadprivate_cached`: the calling thread's copy of `data`.
@@ -140,5 +147,31 @@ fn make_copy(data: *mut c_void, size: usize) -> *mut c_void {
         }
         None => {}
     }
+    let mut g = RECORDS.lock();
+    g.get_or_insert_with(HashMap::new).entry(data as usize).or_default().copies.push(copy as usize);
     copy
+}
+
+/// Runs the registered destructor on every copy made so far (once: the copies are forgotten),
+/// outside the registry's lock (a destructor may use threadprivate variables). Returns how
+/// many ran. The copies' memory stays (this runs as the process ends).
+pub fn destroy_copies() -> usize {
+    let doomed: Vec<(Dtor, usize)> = {
+        let mut g = RECORDS.lock();
+        let Some(map) = g.as_mut() else { return 0 };
+        let mut v = Vec::new();
+        for r in map.values_mut() {
+            let copies = std::mem::take(&mut r.copies);
+            if let Some(d) = r.dtor {
+                v.extend(copies.into_iter().map(|c| (d, c)));
+            }
+        }
+        v
+    };
+    for &(dtor, copy) in &doomed {
+        // SAFETY: the destructor was registered for this variable's type, and `copy` is a
+        // copy of it that its constructor (or the image) initialised, destroyed only here.
+        unsafe { dtor(copy as *mut c_void) };
+    }
+    doomed.len()
 }

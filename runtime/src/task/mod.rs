@@ -10,6 +10,8 @@
 //! * Cut-off: a task runs at once (undeferred) when the team has one thread, when it is
 //!   included in a final task, or when the creator's deque already holds `CUTOFF` tasks, so a
 //!   producer that outpaces its consumers does not build an unbounded queue.
+//! * An untied task's next part (clang re-submits the task at each of its scheduling points)
+//!   runs on the thread that ran the previous part, as soon as that part returns.
 //! * Task scheduling constraint: a thread suspended in a tied task (taskwait, taskgroup end,
 //!   taskyield) only starts tied tasks that descend from it.
 
