@@ -237,6 +237,7 @@ c_tests! {
     cancel_dynamic_reuse,
     cancel_off,
     critical,
+    distribute,
     doacross,
     doacross_edge,
     doacross_park,

@@ -114,9 +114,8 @@ pub fn dist_for_static_init(
         team.team_num as u32,
         team.num_teams.max(1) as u32,
     );
-    if static_sched::trip_count(t.lower, t.upper, incr) == 0 {
-        return (StaticChunk { lower: t.lower, upper: t.upper, stride: incr, last: false }, t.upper);
-    }
+    // Also for a team whose block is empty: the thread is in the loop (its state entered)
+    // until the `__kmpc_for_static_fini` that follows, as for any static loop.
     let mut c = static_init(th, StaticKind::Loop, sched, t.lower, t.upper, incr, chunk);
     c.last &= t.last;
     (c, t.upper)
