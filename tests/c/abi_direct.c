@@ -4,7 +4,9 @@
 //  * __kmpc_barrier_master / __kmpc_end_barrier_master: the others wait for the primary's block;
 //    __kmpc_barrier_master_nowait: only the primary gets 1
 //  * __kmpc_copyprivate_light: every thread gets the single thread's pointer
-//  * __kmpc_*_lock and __kmpc_*_nest_lock on user storage
+//  * __kmpc_*_lock and __kmpc_*_nest_lock on user storage; __kmpc_init_lock_with_hint and
+//    __kmpc_init_nest_lock_with_hint (each hint): mutual exclusion, nesting counts, and
+//    __kmpc_test_lock / __kmpc_test_nest_lock fail on a lock another thread holds
 //  * __kmpc_threadprivate_register / _cached: a constructor that itself uses another
 //    threadprivate variable (the registry's lock was held around constructors: a deadlock)
 // oxiomp-test: threads=1,2,3,4,16
@@ -35,6 +37,8 @@ void __kmpc_set_nest_lock(ident_t *, int32_t, void **);
 void __kmpc_unset_nest_lock(ident_t *, int32_t, void **);
 int __kmpc_test_nest_lock(ident_t *, int32_t, void **);
 void __kmpc_destroy_nest_lock(ident_t *, int32_t, void **);
+void __kmpc_init_lock_with_hint(ident_t *, int32_t, void **, uintptr_t);
+void __kmpc_init_nest_lock_with_hint(ident_t *, int32_t, void **, uintptr_t);
 
 void __kmpc_threadprivate_register(ident_t *, void *, void *(*)(void *),
                                    void *(*)(void *, void *), void (*)(void *));
@@ -66,8 +70,69 @@ static void nested_constructors(void) {
   CHECK_EQ("a constructor using another threadprivate variable", bad, 0);
 }
 
+// Locks made with each hint: a counter under the lock, a nest lock's counts, and test_lock
+// on a lock the other thread of a pair holds.
+static void hinted_locks(void) {
+  static const uintptr_t hints[] = {0, 1, 2, 4, 8, 1 | 4, 2 | 8};
+  for (int h = 0; h < (int)(sizeof hints / sizeof hints[0]); h++) {
+    void *lock, *nest;
+    int32_t g0 = __kmpc_global_thread_num(&loc);
+    __kmpc_init_lock_with_hint(&loc, g0, &lock, hints[h]);
+    __kmpc_init_nest_lock_with_hint(&loc, g0, &nest, hints[h]);
+    int counter = 0, nth = 0, test_free = -1, test_held = -1, nest_held = -1, nest_counts = 1;
+#pragma omp parallel
+    {
+      int32_t g = __kmpc_global_thread_num(&loc);
+#pragma omp single
+      nth = omp_get_num_threads();
+      for (int i = 0; i < 500; i++) {
+        __kmpc_set_lock(&loc, g, &lock);
+        int v = counter;
+        counter = v + 1;
+        __kmpc_unset_lock(&loc, g, &lock);
+        __kmpc_set_nest_lock(&loc, g, &nest);
+        if (__kmpc_test_nest_lock(&loc, g, &nest) != 2) nest_counts = 0;
+        __kmpc_unset_nest_lock(&loc, g, &nest);
+        __kmpc_unset_nest_lock(&loc, g, &nest);
+      }
+    }
+#pragma omp parallel num_threads(2)
+    {
+      int32_t g = __kmpc_global_thread_num(&loc);
+      int me = omp_get_thread_num();
+      if (me == 0) {
+        __kmpc_set_lock(&loc, g, &lock);
+        __kmpc_set_nest_lock(&loc, g, &nest);
+      }
+#pragma omp barrier
+      if (me == 1) {
+        test_held = __kmpc_test_lock(&loc, g, &lock);
+        nest_held = __kmpc_test_nest_lock(&loc, g, &nest);
+      }
+#pragma omp barrier
+      if (me == 0) {
+        __kmpc_unset_nest_lock(&loc, g, &nest);
+        __kmpc_unset_lock(&loc, g, &lock);
+      }
+#pragma omp barrier
+      if (me == 1) {
+        test_free = __kmpc_test_lock(&loc, g, &lock);
+        if (test_free) __kmpc_unset_lock(&loc, g, &lock);
+      }
+    }
+    CHECK_EQ("hinted lock: mutual exclusion", counter, 500 * nth);
+    CHECK_EQ("hinted nest lock: count 2 when re-entered", nest_counts, 1);
+    CHECK_EQ("hinted lock: test_lock fails while another thread holds it", test_held, 0);
+    CHECK_EQ("hinted nest lock: test fails while another thread holds it", nest_held, 0);
+    CHECK_EQ("hinted lock: test_lock takes it once free", test_free, 1);
+    __kmpc_destroy_lock(&loc, g0, &lock);
+    __kmpc_destroy_nest_lock(&loc, g0, &nest);
+  }
+}
+
 int main(void) {
   nested_constructors();
+  hinted_locks();
   enum { NSEC = 37 };
   int ran[NSEC] = {0};
   int block_done = 0, after_block_ok = 1, nowait_ones = 0, light_ok = 1, counter = 0;

@@ -8,6 +8,7 @@
 //  * nest locks: re-entrant set, omp_test_nest_lock returns the new nesting
 //    count, unset counts down, another thread cannot acquire it while held
 //  * destroy / re-init cycles, many locks alive at once
+// oxiomp-test: threads=1,2,3,4,16
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
