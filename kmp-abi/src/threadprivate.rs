@@ -35,12 +35,9 @@ pub extern "C" fn __kmpc_threadprivate_register(
 
 /// Run when the library is unloaded (`.fini_array`: at exit, after the program's own static
 /// destructors, which destroy the variables themselves): destroys the other threads' copies
-/// of threadprivate variables registered with a destructor. Not when the exiting thread is
-/// inside a parallel region: other threads may still be using their copies.
+/// of threadprivate variables registered with a destructor, unless threads may still use them.
 extern "C" fn destroy_threadprivate_at_unload() {
-    if Thread::peek().is_none_or(|th| th.outside_regions()) {
-        tp::destroy_copies();
-    }
+    tp::destroy_copies_at_exit();
 }
 
 #[used]

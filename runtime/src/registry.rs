@@ -116,6 +116,7 @@ extern "C" fn after_fork_in_child() {
         // SAFETY: as in `after_fork_in_parent`: this is the thread that forked.
         unsafe { release_after_fork(rt) };
         rt.forget_workers_after_fork();
+        crate::threadprivate::forget_copies_after_fork();
     }
 }
 

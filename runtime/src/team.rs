@@ -447,8 +447,11 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
     let mut team = team;
     team.epochs = std::mem::take(&mut epochs);
     if team.cg_reserved > 0 {
+        // Release: the region's work (the workers', joined above) happens before what a thread
+        // that reads the group back at its size does: the unload's destruction of threadprivate
+        // copies (`threadprivate::destroy_copies_at_exit`, Acquire). Reservations need no more.
         // SAFETY: as in `decide_team`.
-        unsafe { &*team.cg }.fetch_sub(team.cg_reserved, Ordering::Relaxed);
+        unsafe { &*team.cg }.fetch_sub(team.cg_reserved, Ordering::Release);
         team.cg_reserved = 0;
     }
     let ctx = th.ctx();

@@ -298,8 +298,6 @@ impl Thread {
         me
     }
 
-    /// The calling thread if the runtime knows it (never registers a new one).
-    #[inline]
     /// Whether the thread is in its own root team: not inside a parallel, serialized or teams
     /// region (a league's teams are at level 0 too, but each is a contention group of its
     /// own; a root team's group is its initial thread's).
@@ -308,6 +306,8 @@ impl Thread {
         team.level == 0 && std::ptr::eq(team.cg, &self.desc().cg_threads)
     }
 
+    /// The calling thread if the runtime knows it (never registers a new one).
+    #[inline]
     pub fn peek() -> Option<Thread> {
         let p = current::get();
         // SAFETY: as in `current`.

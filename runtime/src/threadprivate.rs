@@ -8,10 +8,12 @@
 //! makes the first call at the start of `main`), or by the registered constructor.
 //!
 //! Copies made for a variable with a registered destructor are destroyed when the library is
-//! unloaded (at exit, after the program's own static destructors, as libomp does), unless the
-//! exiting thread is inside a parallel region, where other threads may still use them. Worker
-//! threads live until then (a pause ends their threads but keeps their copies for the
-//! workers the next region starts on the same descriptors).
+//! unloaded (at exit, after the program's own static destructors, as libomp does), the newest
+//! first, unless a thread may still be using them: the exiting thread or another initial
+//! thread is inside a parallel region. Worker threads live until then (a pause ends their
+//! threads but keeps their copies for the workers the next region starts on the same
+//! descriptors). A forked child does not destroy the copies it inherited: they are the
+//! parent's objects.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -32,12 +34,17 @@ pub(crate) struct Record {
     ctor: Option<Ctor>,
     cctor: Option<CopyCtor>,
     dtor: Option<Dtor>,
-    /// The copies made for threads other than the first initial thread (addresses), for the
-    /// destructor.
-    copies: Vec<usize>,
 }
 
-pub(crate) static RECORDS: ForkLock<Option<HashMap<usize, Record>>> = ForkLock::new(None);
+/// The variables the runtime has seen, and the copies still to be destroyed at exit.
+pub(crate) struct Registry {
+    vars: Option<HashMap<usize, Record>>,
+    /// Copies of variables with a destructor (the copy's address), in the order they were
+    /// made.
+    doomed: Vec<(Dtor, usize)>,
+}
+
+pub(crate) static RECORDS: ForkLock<Registry> = ForkLock::new(Registry { vars: None, doomed: Vec::new() });
 
 /// How a thread's copy of a variable starts.
 enum Init {
@@ -50,7 +57,7 @@ type Table = [AtomicPtr<c_void>];
 
 fn record_image(data: *mut c_void, size: usize) {
     let mut g = RECORDS.lock();
-    let map = g.get_or_insert_with(HashMap::new);
+    let map = g.vars.get_or_insert_with(HashMap::new);
     let r = map.entry(data as usize).or_default();
     if r.image.len() < size {
         // SAFETY: `data` is the variable, at least `size` bytes (the compiler's sizeof).
@@ -61,7 +68,7 @@ fn record_image(data: *mut c_void, size: usize) {
 /// `__kmpc_threadprivate_register`: remembers the constructors of `data`.
 pub fn register(data: *mut c_void, ctor: Option<Ctor>, cctor: Option<CopyCtor>, dtor: Option<Dtor>) {
     let mut g = RECORDS.lock();
-    let map = g.get_or_insert_with(HashMap::new);
+    let map = g.vars.get_or_insert_with(HashMap::new);
     let r = map.entry(data as usize).or_default();
     r.ctor = ctor;
     r.cctor = cctor;
@@ -123,13 +130,15 @@ fn make_copy(data: *mut c_void, size: usize) -> *mut c_void {
     }
     // What the copy is made from, taken out of the registry first: a constructor may itself
     // use threadprivate variables (and so the registry's lock).
-    let how = {
+    let (how, dtor) = {
         let g = RECORDS.lock();
-        g.as_ref().and_then(|m| m.get(&(data as usize))).map(|r| match (r.cctor, r.ctor) {
+        let r = g.vars.as_ref().and_then(|m| m.get(&(data as usize)));
+        let how = r.map(|r| match (r.cctor, r.ctor) {
             (Some(cc), _) => Init::CopyCtor(cc),
             (None, Some(c)) => Init::Ctor(c),
             (None, None) => Init::Image(r.image[..r.image.len().min(size)].to_vec()),
-        })
+        });
+        (how, r.and_then(|r| r.dtor))
     };
     match how {
         // SAFETY: the constructors were registered for this variable's type; `copy` has
@@ -147,31 +156,48 @@ fn make_copy(data: *mut c_void, size: usize) -> *mut c_void {
         }
         None => {}
     }
-    let mut g = RECORDS.lock();
-    g.get_or_insert_with(HashMap::new).entry(data as usize).or_default().copies.push(copy as usize);
+    if let Some(d) = dtor {
+        RECORDS.lock().doomed.push((d, copy as usize));
+    }
     copy
 }
 
-/// Runs the registered destructor on every copy made so far (once: the copies are forgotten),
-/// outside the registry's lock (a destructor may use threadprivate variables). Returns how
-/// many ran. The copies' memory stays (this runs as the process ends).
+/// Runs the registered destructors on the copies made so far, the newest first (a copy's
+/// destructor may still use copies made before it), once: the list is taken. Outside the
+/// registry's lock (a destructor may use threadprivate variables). Returns how many ran. The
+/// copies' memory stays (this runs as the process ends).
 pub fn destroy_copies() -> usize {
-    let doomed: Vec<(Dtor, usize)> = {
-        let mut g = RECORDS.lock();
-        let Some(map) = g.as_mut() else { return 0 };
-        let mut v = Vec::new();
-        for r in map.values_mut() {
-            let copies = std::mem::take(&mut r.copies);
-            if let Some(d) = r.dtor {
-                v.extend(copies.into_iter().map(|c| (d, c)));
-            }
-        }
-        v
-    };
-    for &(dtor, copy) in &doomed {
+    let doomed = std::mem::take(&mut RECORDS.lock().doomed);
+    for &(dtor, copy) in doomed.iter().rev() {
         // SAFETY: the destructor was registered for this variable's type, and `copy` is a
         // copy of it that its constructor (or the image) initialised, destroyed only here.
         unsafe { dtor(copy as *mut c_void) };
     }
     doomed.len()
+}
+
+/// At the library's unload: [`destroy_copies`], unless a thread may still be using a copy
+/// (the exiting thread, or another initial thread, is inside a parallel region: another
+/// initial thread's contention group then holds more than itself). An initial thread other
+/// than the exiting one that is inside a `teams` region is not seen (its teams count their
+/// threads in contention groups of their own).
+pub fn destroy_copies_at_exit() {
+    if !crate::Runtime::started() {
+        return;
+    }
+    let rt = crate::Runtime::get();
+    let me_outside = crate::Thread::peek().is_none_or(|th| th.outside_regions());
+    let roots_idle = (0..rt.registered_threads() as i32)
+        .filter_map(|g| rt.thread(g))
+        // Acquire: pairs with the Release of a join's give-back, so the region's uses of the
+        // copies happen before their destruction.
+        .all(|d| d.is_initial == 0 || d.cg_threads.load(Ordering::Acquire) == 1);
+    if me_outside && roots_idle {
+        destroy_copies();
+    }
+}
+
+/// In a forked child: the copies it inherited are the parent's objects, not destroyed here.
+pub(crate) fn forget_copies_after_fork() {
+    RECORDS.lock().doomed.clear();
 }

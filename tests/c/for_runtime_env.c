@@ -104,7 +104,7 @@ static int child(int c) {
 #pragma omp parallel for schedule(runtime)
     for (long long i = 3 * (long long)n - 1; i >= 0; i -= 3) mark(n - 1 - i / 3);
     snprintf(what, sizeof what, "OMP_SCHEDULE=%s long long step -3 n=%d", cases[c].env, n);
-    check(what, n, nth, kind == omp_sched_static ? (omp_sched_t)0 : kind, chunk); /* reversed */
+    check(what, n, nth, kind, chunk); /* index n-1-i/3 is the logical iteration number */
     reset();
 #pragma omp parallel for schedule(runtime)
     for (unsigned long long i = 0; i < (unsigned long long)n; i++) mark((long)i);

@@ -155,7 +155,7 @@ pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), &'static str> {
         return Ok(());
     }
     // As in `submit` (an if(0) task runs its parts nested instead).
-    if parts != 0 && std::ptr::eq(th.ctx().task, t) && !t.if0.get() {
+    if parts != 0 && std::ptr::eq(th.ctx().task, t) && t.flags & flags::TIED == 0 && !t.if0.get() {
         rerun_here(th, t);
         return Ok(());
     }
@@ -172,7 +172,10 @@ fn submit_queued(th: Thread, t: &'static Task) -> Result<(), &'static str> {
 
 /// `__kmpc_omp_task` / `__kmpc_omp_task_with_deps`: schedules a task (with its dependences),
 /// or lets a running untied task go on with its next part. Fails, doing nothing, for a task
-/// already submitted that is not an untied task re-submitting itself from its own body.
+/// submitted again while it is queued, waits for its dependences or runs, unless it is an
+/// untied task re-submitting itself from its own body. (A detachable task whose body has
+/// ended but whose event is not fulfilled yet is not told from a new one: submitting it again
+/// is undefined, as it is with libomp.)
 pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &'static str> {
     // A task submitted for the first time is not shared yet (Relaxed, plain store below); a
     // running untied task re-submitting itself is the thread's current task, so its count is
@@ -186,7 +189,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
             execute(th, t);
             return Ok(());
         }
-        if std::ptr::eq(th.ctx().task, t) {
+        if std::ptr::eq(th.ctx().task, t) && t.flags & flags::TIED == 0 {
             // Clang's untied task re-submits itself at each task scheduling point in its
             // region (the first as soon as it starts), after the point's own call (taskwait,
             // taskyield) and right before it returns. Its next part goes on here, on the same
@@ -258,22 +261,16 @@ pub fn with_dep_buffer<R>(th: Thread, f: impl FnOnce(&mut Vec<Dep>) -> R) -> R {
     r
 }
 
-/// Counts a new task in its parent, taskgroup and team (it is not visible to other threads
-/// yet, so Relaxed: the queue hand-over publishes the counts with the task).
+/// Counts a new task as a child of its parent (`created`, and for retirement, `spawned`) and
+/// in its taskgroup. It is not visible to other threads yet, so Relaxed: the queue hand-over
+/// publishes the counts with the task. Its parent runs on this thread: only this thread
+/// writes the parent's counters.
 fn count_new(t: &Task) {
-    count_as_child(t);
-    // SAFETY: as in `count_as_child`.
-    task::bump(&unsafe { &*t.parent }.spawned, 1);
-}
-
-/// Counts `t` as a child of its parent (`created`) and in its taskgroup, Relaxed as in
-/// `count_new`. Its parent runs on this thread (or is suspended beneath `t` here): only this
-/// thread writes the parent's counters.
-fn count_as_child(t: &Task) {
     t.counted.set(Counted::Full);
-    // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit, or it
-    // is suspended beneath `t` on this thread).
-    task::bump(&unsafe { &*t.parent }.created, 1);
+    // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
+    let parent = unsafe { &*t.parent };
+    task::bump(&parent.created, 1);
+    task::bump(&parent.spawned, 1);
     // SAFETY: a taskgroup outlives the tasks generated in it.
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
@@ -321,8 +318,8 @@ pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
 /// tasks) swaps them in and out. A task without one (run at once by its creator) borrows the
 /// thread's ICVs, which are its creator's: `icv_save` points at a slot on this stack frame, and
 /// only a body that changes an ICV pays for the copy (`Thread::change_icvs`), restored here.
-/// (An untied task's next part goes on with the ICVs its previous part had when it queued it:
-/// `submit` takes them then.) `trace` is the number the body runs under in the trace: `None`
+/// (An untied task's later parts run in the same `call_routine` loop, on the same ICVs.)
+/// `trace` is the number the body runs under in the trace: `None`
 /// for the task's own (`trace_id`, read only when tracing), `Some` for a chunk run in place.
 #[inline]
 fn run_body(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {

@@ -11,9 +11,10 @@
 //! * `refs`: holders of the memory: 1 until the task completes, plus 1 per child not yet freed
 //!   (a child reads its parent when it completes), plus 1 per dependence-map slot naming it.
 //!   The holder that drops it to 0 frees the block and drops its reference on the parent.
-//! * `parts`: schedulings not yet finished: `__kmpc_omp_task` adds one (an untied task re-queues
-//!   itself at each scheduling point, while the previous part is still returning), the end of
-//!   each execution removes one; the task completes when it reaches 0.
+//! * `parts`: schedulings not yet finished: `__kmpc_omp_task` sets it to 1 and the end of the
+//!   execution takes it back to 0, which completes the task. An untied task's later parts run
+//!   in the same execution (`rerun_here`); only an untied if(0) task adds one per part, run
+//!   nested.
 
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
