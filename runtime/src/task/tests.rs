@@ -212,6 +212,23 @@ fn children_of_undeferred_tasks_hold_the_barrier() {
     }
 }
 
+/// Runs `f` on thread 0 of a team of two whose thread 1 stays away from the task pool until
+/// `f` returns (it waits outside any task scheduling point), so that thread 0's deque and its
+/// counts are exactly what `f` makes of them.
+fn alone_in_a_pair(f: impl Fn(Thread) + Sync) {
+    let done = AtomicBool::new(false);
+    parallel(Some(2), |tid| {
+        if tid == 1 {
+            while !done.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            return;
+        }
+        f(Thread::current());
+        done.store(true, Ordering::Release);
+    });
+}
+
 /// What the parts of `untied_entry` saw: part 0 makes room in a full deque when asked to
 /// (`take_one`), re-submits the task (as clang's untied entry does) and looks at the deque;
 /// part 1 counts its runs.
@@ -261,21 +278,13 @@ fn untied_task(probe: &UntiedProbe) -> &'static Task {
 /// or queued (the deque was empty): re-submitting pushes nothing, the part runs right after
 /// the previous one returns, once, and a task run at once stays uncounted (`Counted::Lazy`).
 /// (Which thread runs part 1 cannot tell the policies apart here: thread 1 takes no task.)
-/// Thread 1 stays away from the deque until the end, so the counts are exact.
+/// Thread 1 stays away from the deque, so the counts are exact.
 #[test]
 fn an_untied_task_goes_on_where_its_part_ran() {
     let small = Arc::new(AtomicU32::new(0));
     let at_once = UntiedProbe { take_one: true, ..Default::default() };
     let queued = UntiedProbe::default();
-    let release = AtomicBool::new(false);
-    parallel(Some(2), |tid| {
-        let th = Thread::current();
-        if tid == 1 {
-            while !release.load(Ordering::Acquire) {
-                std::thread::yield_now();
-            }
-            return;
-        }
+    alone_in_a_pair(|th| {
         for _ in 0..CUTOFF {
             let s = small.clone();
             spawn(th, &[], move || {
@@ -300,26 +309,17 @@ fn an_untied_task_goes_on_where_its_part_ran() {
         taskwait(th);
         assert_eq!(queued.part1_runs.load(Ordering::Relaxed), 1, "taskwait waited for part 1");
         assert_eq!(queued.queued_after_resubmit.load(Ordering::Relaxed), 0, "nothing was pushed");
-        release.store(true, Ordering::Release);
     });
 }
 
 /// Submitting a task again that is not an untied task re-submitting itself from its own body
 /// is refused (the entry reports the misuse) and leaves the task alone: here, a queued task
-/// submitted a second time before it ran, which then runs once. Thread 1 stays away from the
-/// deque, so the task is still queued at the second submission.
+/// submitted a second time before it ran (thread 1 stays away from the deque), which then
+/// runs once.
 #[test]
 fn a_second_submission_is_refused() {
     let runs = Arc::new(AtomicU32::new(0));
-    let release = AtomicBool::new(false);
-    parallel(Some(2), |tid| {
-        let th = Thread::current();
-        if tid == 1 {
-            while !release.load(Ordering::Acquire) {
-                std::thread::yield_now();
-            }
-            return;
-        }
+    alone_in_a_pair(|th| {
         // As `spawn` does, keeping the task.
         let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<Body>();
         let kt = alloc(flags::TIED, size, 0, Some(run_rust_body));
@@ -338,7 +338,6 @@ fn a_second_submission_is_refused() {
         assert_eq!(th.team().tasks().own_len(0), 1, "and leaves the queue alone");
         taskwait(th);
         assert_eq!(runs.load(Ordering::Relaxed), 1, "the task ran once");
-        release.store(true, Ordering::Release);
     });
 }
 
