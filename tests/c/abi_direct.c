@@ -15,10 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef struct { int32_t r1, flags, r2, r3; const char *psource; } ident_t;
+#include "kmp_abi.h"
 static ident_t loc = {0, 2, 0, 22, ";unknown;unknown;0;0;;"};
 
-int32_t __kmpc_global_thread_num(ident_t *);
 int32_t __kmpc_sections_init(ident_t *, int32_t);
 int32_t __kmpc_next_section(ident_t *, int32_t, int32_t);
 void __kmpc_end_sections(ident_t *, int32_t);
@@ -40,9 +39,6 @@ void __kmpc_destroy_nest_lock(ident_t *, int32_t, void **);
 void __kmpc_init_lock_with_hint(ident_t *, int32_t, void **, uintptr_t);
 void __kmpc_init_nest_lock_with_hint(ident_t *, int32_t, void **, uintptr_t);
 
-void __kmpc_threadprivate_register(ident_t *, void *, void *(*)(void *),
-                                   void *(*)(void *, void *), void (*)(void *));
-void *__kmpc_threadprivate_cached(ident_t *, int32_t, void *, size_t, void ***);
 
 #include "check.h"
 

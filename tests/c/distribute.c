@@ -16,9 +16,8 @@
 
 #include "check.h"
 
-typedef struct { int32_t r1, flags, r2, r3; const char *psource; } ident_t;
+#include "kmp_abi.h"
 static ident_t loc = {0, 2, 0, 22, ";distribute.c;main;0;0;;"};
-int32_t __kmpc_global_thread_num(ident_t *);
 void __kmpc_for_static_fini(ident_t *, int32_t);
 void __kmpc_dist_for_static_init_4(ident_t *, int32_t, int32_t, int32_t *, int32_t *, int32_t *,
                                    int32_t *, int32_t *, int32_t, int32_t);

@@ -15,12 +15,11 @@
 
 #include "check.h"
 
-typedef struct { int32_t r1, flags, r2, r3; const char *psource; } ident_t;
+#include "kmp_abi.h"
 static ident_t loc = {0, 2, 0, 22, ";unknown;unknown;0;0;;"};
 typedef int32_t kmp_critical_name[8];
 void __kmpc_critical(ident_t *, int32_t, kmp_critical_name *);
 void __kmpc_end_critical(ident_t *, int32_t, kmp_critical_name *);
-int32_t __kmpc_global_thread_num(ident_t *);
 
 static kmp_critical_name never_entered, held_name;
 

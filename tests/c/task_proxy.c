@@ -13,18 +13,7 @@
 
 #include "check.h"
 
-typedef struct { int32_t r1, flags, r2, r3; const char *psource; } ident_t;
-typedef struct kmp_task {
-  void *shareds;
-  int32_t (*routine)(int32_t, struct kmp_task *);
-  int32_t part_id;
-} kmp_task_t;
-typedef struct { intptr_t base_addr; size_t len; uint8_t flags; } kmp_depend_info_t;
-int32_t __kmpc_global_thread_num(ident_t *);
-kmp_task_t *__kmpc_omp_task_alloc(ident_t *, int32_t, int32_t, size_t, size_t,
-                                  int32_t (*)(int32_t, kmp_task_t *));
-int32_t __kmpc_omp_task_with_deps(ident_t *, int32_t, kmp_task_t *, int32_t,
-                                  kmp_depend_info_t *, int32_t, kmp_depend_info_t *);
+#include "kmp_abi.h"
 void __kmpc_proxy_task_completed_ooo(kmp_task_t *);
 
 static ident_t loc = {0, 2, 0, 22, ";task_proxy.c;main;0;0;;"};

@@ -27,12 +27,8 @@
 
 #include "check.h"
 
-typedef struct { int32_t r1, flags, r2, r3; const char *psource; } ident_t;
+#include "kmp_abi.h"
 static ident_t loc = {0, 2, 0, 22, ";threadprivate_dtor.c;main;0;0;;"};
-int32_t __kmpc_global_thread_num(ident_t *);
-void __kmpc_threadprivate_register(ident_t *, void *, void *(*)(void *),
-                                   void *(*)(void *, void *), void (*)(void *));
-void *__kmpc_threadprivate_cached(ident_t *, int32_t, void *, size_t, void ***);
 
 #define MAGIC 0x5eed
 #define MAXG 64
