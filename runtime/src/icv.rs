@@ -101,7 +101,7 @@ impl ProcBind {
 
 /// The ICVs of one implicit or explicit task's data environment. Small and `Copy`: a fork copies
 /// them into every implicit task of the new team.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Icvs {
     /// nthreads-var: the first element of the list.
     pub nthreads: u32,

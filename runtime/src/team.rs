@@ -32,6 +32,20 @@ pub struct Job {
 
 impl Job {
     const NONE: Job = Job { run: no_job, data: std::ptr::null(), entry: 0 };
+
+    /// Whether `other` is the same job (the same function on the same data).
+    fn same(&self, other: &Job) -> bool {
+        self.run as usize == other.run as usize && self.data == other.data && self.entry == other.entry
+    }
+}
+
+/// Stores `v` in `slot` unless it holds `v` already (see `run_team`: a store, even of the same
+/// value, takes the cache line away from the threads that read it).
+#[inline]
+fn set<T: PartialEq>(slot: &mut T, v: T) {
+    if *slot != v {
+        *slot = v;
+    }
 }
 
 unsafe fn no_job(_: *const (), _: i32, _: u32) {}
@@ -249,11 +263,12 @@ impl Team {
 
     /// Resets the per-region construct state (the team is idle: the primary thread alone
     /// touches it, and the fork's release publishes it, hence Relaxed).
+    /// Values are stored only where they changed (see `set`).
     fn begin_region(&mut self) {
-        self.singles.store(0, Ordering::Relaxed);
+        set(self.singles.get_mut(), 0);
         self.ring.reset();
-        self.cancel_parallel.store(0, Ordering::Relaxed);
-        self.cancel_ws.store(0, Ordering::Relaxed);
+        set(self.cancel_parallel.get_mut(), 0);
+        set(self.cancel_ws.get_mut(), 0);
         self.reset_implicit_tasks();
     }
 
@@ -403,28 +418,34 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         let parent = unsafe { &*saved.team };
         let t = &mut *team;
         t.resize(n, th.desc(), rt);
-        t.parent = saved.team;
-        t.parent_tid = saved.tid;
-        t.level = parent.level + 1;
-        t.active_level = parent.active_level + 1;
-        t.master_gtid = th.gtid();
-        t.team_num = parent.team_num;
-        t.num_teams = parent.num_teams;
-        t.entry = req.job.entry;
-        t.ident = req.ident;
-        t.job = req.job;
-        t.icvs = saved.icvs.for_child();
+        // A hot team usually gets the values it had in its last region. Each field is written
+        // only when it changes: a line the master leaves clean stays valid in the workers'
+        // caches, which then read it at the fork without fetching it again.
+        set(&mut t.parent, saved.team);
+        set(&mut t.parent_tid, saved.tid);
+        set(&mut t.level, parent.level + 1);
+        set(&mut t.active_level, parent.active_level + 1);
+        set(&mut t.master_gtid, th.gtid());
+        set(&mut t.team_num, parent.team_num);
+        set(&mut t.num_teams, parent.num_teams);
+        set(&mut t.entry, req.job.entry);
+        set(&mut t.ident, req.ident);
+        if !t.job.same(&req.job) {
+            t.job = req.job;
+        }
+        set(&mut t.icvs, saved.icvs.for_child());
         t.begin_region();
-        t.cg = parent.cg;
-        t.cg_reserved = if reserved { n - 1 } else { 0 };
+        set(&mut t.cg, parent.cg);
+        set(&mut t.cg_reserved, if reserved { n - 1 } else { 0 });
         let policy = bind.policy();
         let nplaces = rt.settings().places.places.len() as u32;
-        t.policy = policy;
-        t.master_place = if policy == ProcBind::False || nplaces == 0 {
+        set(&mut t.policy, policy);
+        let master_place = if policy == ProcBind::False || nplaces == 0 {
             None
         } else {
             Some(th.place().unwrap_or(saved.icvs.partition_start).min(nplaces - 1))
         };
+        set(&mut t.master_place, master_place);
     }
     // The join epochs are moved out: from here on the team is only read, until the join.
     let mut epochs = std::mem::take(&mut team.epochs);

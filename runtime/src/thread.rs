@@ -36,21 +36,14 @@ pub struct ThreadDesc {
     pub is_initial: u32,
     /// A [`ThreadState`] value.
     pub state: AtomicU32,
-    /// Fork release: the master that assigned work advances it; the worker waits on it.
-    go: CachePadded<EpochFlag>,
-    /// Join: the worker sets it to the `go` epoch it finished; the master waits on it.
-    joined: CachePadded<EpochFlag>,
-    /// The work assigned with the latest `go` epoch. Written by the assigning master before it
-    /// advances `go` (Release), read by this worker after it sees the epoch (Acquire).
-    assignment: UnsafeCell<Assignment>,
+    /// What the master writes and the worker reads at a fork: one cache line.
+    go: CachePadded<Mailbox>,
+    /// What the worker writes and the master reads at a join: one cache line.
+    joined: CachePadded<Report>,
     /// The thread's own context: only this thread touches it.
     ctx: UnsafeCell<Context>,
     /// Threads in the contention group this thread is the initial thread of (itself included).
     pub(crate) cg_threads: AtomicU32,
-    /// The team whose tasks this worker may still help with after leaving its region.
-    help_team: AtomicPtr<Team>,
-    /// Whether the worker is looking at `help_team` right now.
-    helping: AtomicBool,
     /// Free task blocks of tasks this thread created.
     task_cache: crate::task::BlockCache,
     /// A worker's OS thread, joined when it retires (before its descriptor serves another).
@@ -69,6 +62,29 @@ unsafe impl Send for ThreadDesc {}
 struct Assignment {
     team: *const Team,
     tid: u32,
+}
+
+/// The fork's hand-over to a worker, in one cache line (the worker, woken by the epoch, finds
+/// its assignment in the line it has just fetched).
+#[repr(C)]
+struct Mailbox {
+    /// Fork release: the master that assigned work advances it; the worker waits on it.
+    epoch: EpochFlag,
+    /// The work assigned with the latest epoch. Written by the assigning master before it
+    /// advances the epoch (Release), read by this worker after it sees the epoch (Acquire).
+    assignment: UnsafeCell<Assignment>,
+}
+
+/// The join's hand-over from a worker, in one cache line (the master that sees the epoch has
+/// fetched the help protocol's words with it).
+#[repr(C)]
+struct Report {
+    /// Join: the worker sets it to the `go` epoch it finished; the master waits on it.
+    epoch: EpochFlag,
+    /// The team whose tasks this worker may still help with after leaving its region.
+    help_team: AtomicPtr<Team>,
+    /// Whether the worker is looking at `help_team` right now.
+    helping: AtomicBool,
 }
 
 /// A thread's current state of execution: which implicit task it runs, with which ICVs.
@@ -427,9 +443,15 @@ impl ThreadDesc {
             os_tid: AtomicI32::new(if is_initial == 1 { unsafe { libc::gettid() } } else { 0 }),
             is_initial,
             state: AtomicU32::new(ThreadState::Work as u32),
-            go: CachePadded::new(EpochFlag::new(0)),
-            joined: CachePadded::new(EpochFlag::new(0)),
-            assignment: UnsafeCell::new(Assignment { team: std::ptr::null(), tid: 0 }),
+            go: CachePadded::new(Mailbox {
+                epoch: EpochFlag::new(0),
+                assignment: UnsafeCell::new(Assignment { team: std::ptr::null(), tid: 0 }),
+            }),
+            joined: CachePadded::new(Report {
+                epoch: EpochFlag::new(0),
+                help_team: AtomicPtr::new(std::ptr::null_mut()),
+                helping: AtomicBool::new(false),
+            }),
             ctx: UnsafeCell::new(Context {
                 team: std::ptr::null(),
                 tid: 0,
@@ -458,8 +480,6 @@ impl ThreadDesc {
                 last_affinity: None,
             }),
             cg_threads: AtomicU32::new(1),
-            help_team: AtomicPtr::new(std::ptr::null_mut()),
-            helping: AtomicBool::new(false),
             task_cache: crate::task::BlockCache::new(),
             thread: parking_lot::Mutex::new(None),
         }))
@@ -479,9 +499,9 @@ impl ThreadDesc {
         // SAFETY: the worker is idle (it finished the previous epoch, which the master observed
         // through `joined`, or it was just taken from the pool), so nobody reads the assignment
         // until `go` advances below.
-        unsafe { *self.assignment.get() = Assignment { team, tid } };
-        let e = self.go.load().wrapping_add(1);
-        self.go.set(e);
+        unsafe { *self.go.assignment.get() = Assignment { team, tid } };
+        let e = self.go.epoch.load().wrapping_add(1);
+        self.go.epoch.set(e);
         e
     }
 
@@ -493,23 +513,24 @@ impl ThreadDesc {
     /// Runs one task of the team this worker last left, if its primary thread still lets it.
     fn help_previous(&self, me: Thread) -> bool {
         // Relaxed: a cheap first look; once withdrawn the team never comes back.
-        if self.help_team.load(Ordering::Relaxed).is_null() {
+        let r = &self.joined;
+        if r.help_team.load(Ordering::Relaxed).is_null() {
             return false;
         }
         // Dekker with `stop_helping`: SeqCst store then load here, SeqCst store then load
         // there: either we see the team withdrawn, or the master sees us helping and waits.
-        self.helping.store(true, Ordering::SeqCst);
-        let r = !self.help_team.load(Ordering::SeqCst).is_null() && crate::task::help_barrier(me);
+        r.helping.store(true, Ordering::SeqCst);
+        let ran = !r.help_team.load(Ordering::SeqCst).is_null() && crate::task::help_barrier(me);
         // Release: our last use of the team happens-before the master's load that sees false.
-        self.helping.store(false, Ordering::Release);
-        r
+        r.helping.store(false, Ordering::Release);
+        ran
     }
 
     /// Withdraws the team this worker may help (its tasks are all complete) and waits until
     /// the worker no longer looks at it.
     pub(crate) fn stop_helping(&self) {
-        self.help_team.store(std::ptr::null_mut(), Ordering::SeqCst);
-        while self.helping.load(Ordering::SeqCst) {
+        self.joined.help_team.store(std::ptr::null_mut(), Ordering::SeqCst);
+        while self.joined.helping.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
     }
@@ -539,7 +560,7 @@ impl ThreadDesc {
 
     /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
     pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool) {
-        self.joined.wait_reach_helping(e, help);
+        self.joined.epoch.wait_reach_helping(e, help);
     }
 }
 
@@ -554,7 +575,7 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
     });
     // The epoch the thread waits beyond: read before the caller can assign work (after this
     // returns), which advances it.
-    let base = desc.go.load();
+    let base = desc.go.epoch.load();
     let gtid = desc.gtid;
     let spawned = std::thread::Builder::new()
         .name(format!("oxiomp-{gtid}"))
@@ -606,12 +627,12 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
         epoch = epoch.wrapping_add(1);
         desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
         oxiomp_instrument::barrier_fork_enter();
-        desc.go.wait_reach_helping(epoch, &mut help);
+        desc.go.epoch.wait_reach_helping(epoch, &mut help);
         oxiomp_instrument::barrier_fork_exit();
         desc.state.store(ThreadState::Work as u32, Ordering::Relaxed);
         // SAFETY: `go` reached `epoch` (Acquire), so the master's write of the assignment
         // happened-before this read, and it will not write again before we set `joined`.
-        let a = unsafe { *desc.assignment.get() };
+        let a = unsafe { *desc.go.assignment.get() };
         if a.team.is_null() {
             // `retire_worker`: the thread ends. Teams it kept for nested regions give their
             // workers back first; after `joined` it touches the descriptor no more.
@@ -620,7 +641,7 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
             desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
             // Relaxed: for display only.
             desc.os_tid.store(0, Ordering::Relaxed);
-            desc.joined.set(epoch);
+            desc.joined.epoch.set(epoch);
             return;
         }
         // SAFETY: the team stays alive until the master has seen our join below, and (for
@@ -629,8 +650,8 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
         team.run_member(me, a.tid);
         oxiomp_instrument::barrier_join_enter();
         // Relaxed: the master reads it after our `joined` (Release) below.
-        desc.help_team.store(team as *const Team as *mut Team, Ordering::Relaxed);
-        desc.joined.set(epoch);
+        desc.joined.help_team.store(team as *const Team as *mut Team, Ordering::Relaxed);
+        desc.joined.epoch.set(epoch);
         oxiomp_instrument::barrier_join_exit();
     }
 }

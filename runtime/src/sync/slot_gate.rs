@@ -75,8 +75,14 @@ impl SlotGate {
     /// Makes the slot free for loop `j` again (the team is idle: a new region). Relaxed:
     /// published to the members by the fork's release.
     pub(crate) fn reset(&self, j: u32) {
-        self.state.store(state(j, FREE), Ordering::Relaxed);
-        self.left.store(0, Ordering::Relaxed);
+        // Stored only when changed: a slot no loop used keeps its line clean, valid in the
+        // caches of the threads that read it (the caller is alone on the team: Relaxed).
+        if self.state.load(Ordering::Relaxed) != state(j, FREE) {
+            self.state.store(state(j, FREE), Ordering::Relaxed);
+        }
+        if self.left.load(Ordering::Relaxed) != 0 {
+            self.left.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Enters the slot for loop `k`, waiting while it serves an earlier loop or another thread

@@ -419,15 +419,32 @@ impl Task {
 
     /// Resets an implicit task for a new region of `team`. The task is idle (no children, no
     /// open taskgroup): its previous region ended with all tasks complete.
+    ///
+    /// Each field is stored only when it changed: the task of a member that created no task
+    /// keeps its line clean, valid in the caches of the threads that read it.
     pub(crate) fn reset_implicit(&mut self, team: *const Team) {
-        self.team = team;
-        self.root = self;
-        self.created = AtomicU32::new(0);
-        self.spawned = AtomicU32::new(0);
-        self.completed = AtomicU32::new(0);
-        self.retired = AtomicU32::new(0);
-        self.cur_group.set(std::ptr::null());
-        *self.child_deps.get_mut() = None;
+        fn zero(a: &mut AtomicU32) {
+            if *a.get_mut() != 0 {
+                *a.get_mut() = 0;
+            }
+        }
+        if self.team != team {
+            self.team = team;
+        }
+        let me: *const Task = self;
+        if self.root != me {
+            self.root = me;
+        }
+        zero(&mut self.created);
+        zero(&mut self.spawned);
+        zero(&mut self.completed);
+        zero(&mut self.retired);
+        if !self.cur_group.get().is_null() {
+            self.cur_group.set(std::ptr::null());
+        }
+        if self.child_deps.get_mut().is_some() {
+            *self.child_deps.get_mut() = None;
+        }
     }
 
     /// The `kmp_task_t` behind an explicit task's header.
