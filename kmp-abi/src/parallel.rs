@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 
 use oxiomp_runtime::icv::ProcBind;
-use oxiomp_runtime::{ForkRequest, Job, Thread};
+use oxiomp_runtime::{ForkRequest, Job, Outlined, Thread};
 
 use crate::Ident;
 
@@ -22,15 +22,9 @@ unsafe extern "C" {
     );
 }
 
-/// One region's microtask and its arguments, on the forking thread's stack until the join.
-struct Outlined {
-    func: Microtask,
-    argc: i32,
-    argv: *const *mut c_void,
-}
-
 unsafe fn run_outlined(data: *const (), gtid: i32, tid: u32) {
-    // SAFETY: `data` is the `Outlined` of `fork_outlined`, alive until the join.
+    // SAFETY: `data` is an `Outlined` alive until the join: `fork_outlined`'s, or the team's
+    // copy of it (`ForkRequest::outlined`).
     let o = unsafe { &*(data as *const Outlined) };
     // Each thread's own copies: the microtask may keep the pointers for the whole region.
     let mut g = gtid;
@@ -55,8 +49,11 @@ pub unsafe extern "C" fn oxiomp_fork_call_args(
     func: Microtask,
     argv: *const *mut c_void,
 ) {
-    let o = Outlined { func, argc, argv };
-    oxiomp_runtime::fork(Thread::current(), ForkRequest { job: outlined_job(&o), ident: Ident::erased(loc) });
+    let o = Outlined { func, argc: argc.max(0) as usize, argv };
+    // SAFETY: `o` and `argv` (argc arguments, the caller's contract) outlive the fork, and
+    // `run_outlined` runs any copy of them.
+    let req = unsafe { ForkRequest::outlined(outlined_job(&o), Ident::erased(loc)) };
+    oxiomp_runtime::fork(Thread::current(), req);
 }
 
 /// Called by the shim's `__kmpc_fork_teams`.
@@ -70,11 +67,8 @@ pub unsafe extern "C" fn oxiomp_fork_teams_args(
     func: Microtask,
     argv: *const *mut c_void,
 ) {
-    let o = Outlined { func, argc, argv };
-    oxiomp_runtime::fork_teams(
-        Thread::current(),
-        ForkRequest { job: outlined_job(&o), ident: Ident::erased(loc) },
-    );
+    let o = Outlined { func, argc: argc.max(0) as usize, argv };
+    oxiomp_runtime::fork_teams(Thread::current(), ForkRequest::new(outlined_job(&o), Ident::erased(loc)));
 }
 
 /// `parallel if(cond)` as clang's OpenMPIRBuilder emits it: `args` is the one argument.

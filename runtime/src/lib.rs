@@ -48,7 +48,9 @@ pub use registry::Runtime;
 #[cfg(not(loom))]
 pub use sync::WaitPolicy;
 #[cfg(not(loom))]
-pub use team::{ForkRequest, Job, Team, fork, fork_teams, parallel, serialized_begin, serialized_end};
+pub use team::{
+    ForkRequest, Job, Outlined, Team, fork, fork_teams, parallel, serialized_begin, serialized_end,
+};
 #[cfg(not(loom))]
 pub use thread::Thread;
 

@@ -79,6 +79,9 @@ pub struct Team {
     epochs: Vec<u32>,
     barrier: Barrier,
     job: Job,
+    /// The team's copy of a region's outlined function and arguments (`ForkRequest::outlined`).
+    outlined: Outlined,
+    argv: Vec<*mut c_void>,
     /// The ICVs every implicit task of the team starts with.
     icvs: Icvs,
     /// Binding policy and the primary thread's place (None: no binding).
@@ -131,6 +134,8 @@ impl Team {
             epochs: Vec::new(),
             barrier: Barrier::new(1),
             job: Job::NONE,
+            outlined: Outlined { func: 0, argc: 0, argv: std::ptr::null() },
+            argv: Vec::new(),
             icvs,
             policy: ProcBind::False,
             master_place: None,
@@ -302,6 +307,23 @@ impl Team {
         self.nthreads = n as u32;
     }
 
+    /// Copies `o` and its arguments into the team (what changed only) and returns the copy.
+    ///
+    /// # Safety
+    /// `o.argv` holds `o.argc` pointers.
+    unsafe fn copy_outlined(&mut self, o: &Outlined) -> *const () {
+        if self.argv.len() < o.argc {
+            self.argv.resize(o.argc, std::ptr::null_mut());
+        }
+        // SAFETY: the caller's contract.
+        let src = unsafe { std::slice::from_raw_parts(o.argv, o.argc) };
+        for (d, s) in self.argv.iter_mut().zip(src) {
+            set(d, *s);
+        }
+        set(&mut self.outlined, Outlined { func: o.func, argc: o.argc, argv: self.argv.as_ptr() });
+        &self.outlined as *const Outlined as *const ()
+    }
+
     /// Runs the implicit task of thread `tid` of this team on `th`, then restores nothing: the
     /// caller restores its own context.
     pub(crate) fn run_member(&self, th: Thread, tid: u32) {
@@ -348,6 +370,35 @@ impl Team {
 pub struct ForkRequest {
     pub job: Job,
     pub ident: *const c_void,
+    /// `job.data` is an [`Outlined`] the team copies (see [`ForkRequest::outlined`]).
+    copy_outlined: bool,
+}
+
+impl ForkRequest {
+    pub fn new(job: Job, ident: *const c_void) -> ForkRequest {
+        ForkRequest { job, ident, copy_outlined: false }
+    }
+
+    /// A request whose job's data is an [`Outlined`]: a team runs the job on its own copy of
+    /// it (arguments included), which a hot team's workers find in their caches region after
+    /// region: the copy is stored only where it changed, while the caller's lives on a stack
+    /// the primary thread rewrites at every fork.
+    ///
+    /// # Safety
+    /// `job.data` points at an `Outlined` whose `argv` holds `argc` pointers, both valid until
+    /// the fork returns; `job.run` accepts any `Outlined` with the same function and arguments.
+    pub unsafe fn outlined(job: Job, ident: *const c_void) -> ForkRequest {
+        ForkRequest { job, ident, copy_outlined: true }
+    }
+}
+
+/// An outlined function and its arguments, as the C ABI passes them to a fork.
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Outlined {
+    pub func: usize,
+    pub argc: usize,
+    pub argv: *const *mut c_void,
 }
 
 /// Executes a parallel region: the encountering thread becomes the primary thread of a new
@@ -430,8 +481,13 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         set(&mut t.num_teams, parent.num_teams);
         set(&mut t.entry, req.job.entry);
         set(&mut t.ident, req.ident);
-        if !t.job.same(&req.job) {
-            t.job = req.job;
+        let mut job = req.job;
+        if req.copy_outlined {
+            // SAFETY: the request's contract (`ForkRequest::outlined`).
+            job.data = unsafe { t.copy_outlined(&*(req.job.data as *const Outlined)) };
+        }
+        if !t.job.same(&job) {
+            t.job = job;
         }
         set(&mut t.icvs, saved.icvs.for_child());
         t.begin_region();
@@ -608,7 +664,7 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
     let job =
         Job { run: run_league_member, data: &league as *const League as *const (), entry: req.job.entry };
     oxiomp_instrument::fork_call_enter();
-    run_team(th, nteams, ProcBind::False, ForkRequest { job, ident: req.ident }, false);
+    run_team(th, nteams, ProcBind::False, ForkRequest::new(job, req.ident), false);
 }
 
 /// The job of one member of a league: run the user's code as the initial thread of team `tid`.
@@ -671,7 +727,7 @@ pub fn parallel<F: Fn(u32) + Sync>(num_threads: Option<u32>, f: F) {
         th.ctx().push_nthreads = n;
     }
     let job = Job { run: trampoline::<F>, data: &f as *const F as *const (), entry: 0 };
-    fork(th, ForkRequest { job, ident: std::ptr::null() });
+    fork(th, ForkRequest::new(job, std::ptr::null()));
 }
 
 #[cfg(all(test, not(loom)))]
