@@ -147,11 +147,17 @@ impl TaskPool {
             self.notify();
         }
         let own = if batch { self.deques.get(tid as usize) } else { None };
-        if let Some(t) = self.steal_into(
-            own,
-            |w| self.injector.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
-            || self.injector.steal(),
-        ) {
+        // Each source is looked at before stealing from it: crossbeam's steal pins the epoch
+        // (a thread-local lookup, a fence, and now and then a walk over every thread's epoch
+        // line) or fences before it finds a queue empty, and a waiting thread polls here
+        // between its polls of the flag it waits on (`EpochFlag::wait_reach_helping`).
+        if !self.injector.is_empty()
+            && let Some(t) = self.steal_into(
+                own,
+                |w| self.injector.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
+                || self.injector.steal(),
+            )
+        {
             if allowed(t) {
                 return Some(t);
             }
@@ -169,6 +175,9 @@ impl TaskPool {
                     continue;
                 }
                 let victim = &self.stealers[v as usize];
+                if victim.is_empty() {
+                    continue;
+                }
                 if let Some(t) = self.steal_into(
                     own,
                     |w| victim.steal_batch_with_limit_and_pop(w, STEAL_BATCH),
