@@ -24,6 +24,12 @@
 #   OMP_PROC_BIND   default "close"; OMP_PLACES passed through if set
 #   OVH_OUTER, OVH_TIME_MS, OVH_*  passed through to overhead.c
 #   OVH_TIMEOUT     per-run timeout in seconds (default 120)
+# Before each construct's runs of a round, benches/pingpong.c measures the machine's floor for
+# a hand-over between the two first CPUs (a cache line's round trip, ns), and again after
+# them; the table shows the median over the construct's rounds ("rtt ns"): a VM's two CPUs
+# may share a core complex
+# (~110 ns here) or not (~540 ns), which changes from minute to minute and moves every
+# fork, join, barrier and ordered figure with it.
 # Output: table on stdout, markdown in target/bench/overhead.md,
 #         raw per-run output and stderr in target/bench/logs/.
 set -euo pipefail
@@ -73,6 +79,8 @@ command -v gcc >/dev/null || die "gcc not found"
 gcc -O2 -c -o "$BENCH/delay.o" benches/delay.c || die "gcc build of delay.c failed"
 clang-19 -fopenmp -O2 -o "$A" benches/overhead.c "$BENCH/delay.o" || die "clang-19 build failed"
 gcc -fopenmp -O2 -o "$G" benches/overhead.c "$BENCH/delay.o" || die "gcc build failed"
+P=$BENCH/pingpong
+gcc -O2 -pthread -o "$P" benches/pingpong.c || die "gcc build of pingpong.c failed"
 
 LIBDIR=$BENCH/oxiomp-lib
 mkdir -p "$LIBDIR"
@@ -152,12 +160,16 @@ TIMEOUT=${OVH_TIMEOUT:-120}
 declare -A vals   # "$rt/$c" -> space-separated per-round medians
 declare -A per    # "$rt/$c/$r" -> that round's median (for paired ratios)
 declare -A errs   # "$rt/$c" -> number of failed runs
+declare -A rtts   # "$c" -> space-separated cache-line round trips (ns), two per round
 stamp=$(date +%Y%m%d-%H%M%S)-$$
 raw=$BENCH/logs/raw-$stamp.txt
 : >"$raw"
 
 for ((r = 1; r <= rounds; r++)); do
     for c in "${constructs[@]}"; do
+        rtt=$("$P" 2>/dev/null || echo n/a)
+        [[ $rtt =~ ^[0-9]+$ ]] && rtts[$c]+="$rtt "
+        echo "$r rtt $c $rtt" >>"$raw"
         for ((k = 0; k < ${#RUNTIMES[@]}; k++)); do
             rt=${RUNTIMES[(k + r - 1) % ${#RUNTIMES[@]}]}
             bin=$A; [ "$rt" = libgomp ] && bin=$G
@@ -180,6 +192,9 @@ for ((r = 1; r <= rounds; r++)); do
                 printf 'round %d/%d  %-18s %-8s %s us\n' "$r" "$rounds" "$c" "$rt" "$med" >&2
             fi
         done
+        rtt=$("$P" 2>/dev/null || echo n/a)
+        [[ $rtt =~ ^[0-9]+$ ]] && rtts[$c]+="$rtt "
+        echo "$r rtt-after $c $rtt" >>"$raw"
     done
 done
 
@@ -216,11 +231,14 @@ md=$BENCH/overhead.md
     echo "Load average at start: $load1 (anything well above 0 on 2 CPUs inflates the figures)."
     echo "Schedule tests (STATIC..TASKLOOP_1) are us per loop of 1024 iterations per thread."
     echo
-    echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp |"
-    echo "|---|---:|---:|---:|---:|---:|"
+    echo "rtt: the cache line round trip between the two first CPUs (benches/pingpong.c), ns,"
+    echo "median over the construct's rounds (measured before and after each round's runs of it)."
+    echo
+    echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | rtt ns |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
 } >"$md"
 
-printf '%-18s %10s %10s %10s %14s %15s\n' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp
+printf '%-18s %10s %10s %10s %14s %15s %7s\n' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp "rtt ns"
 for c in "${constructs[@]}"; do
     declare -A m=()
     for rt in "${RUNTIMES[@]}"; do
@@ -232,8 +250,9 @@ for c in "${constructs[@]}"; do
     done
     o=$(fmt "${m[oxiomp]}"); l=$(fmt "${m[libomp]}"); g=$(fmt "${m[libgomp]}")
     r1=$(paired_ratio "$c" libomp); r2=$(paired_ratio "$c" libgomp)
-    printf '%-18s %10s %10s %10s %14s %15s\n' "$c" "$o" "$l" "$g" "$r1" "$r2"
-    echo "| $c | $o | $l | $g | $r1 | $r2 |" >>"$md"
+    if [ -n "${rtts[$c]:-}" ]; then rt_ns=$(median <<<"${rtts[$c]}"); else rt_ns=n/a; fi
+    printf '%-18s %10s %10s %10s %14s %15s %7s\n' "$c" "$o" "$l" "$g" "$r1" "$r2" "$rt_ns"
+    echo "| $c | $o | $l | $g | $r1 | $r2 | $rt_ns |" >>"$md"
     unset m
 done
 failed=""
