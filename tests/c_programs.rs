@@ -290,6 +290,7 @@ c_tests! {
     task_basic,
     task_cancel,
     task_completion,
+    task_deps_at_once,
     task_deps_dag,
     task_deps_kinds,
     task_deps_mtx_orphan,

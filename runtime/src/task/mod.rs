@@ -211,7 +211,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
         t.priority.set(p.clamp(0, crate::query::max_task_priority()));
     }
     let defer = may_defer(th, t);
-    if deps.is_empty() && runs_at_once(t, || defer) {
+    if runs_at_once(t, || defer) && (deps.is_empty() || siblings_done(t)) {
         run_at_once(th, t);
         return Ok(());
     }
@@ -461,6 +461,19 @@ pub(crate) fn make_ready(t: &'static Task) {
             }
         }
     }
+}
+
+/// Whether every sibling generated before the new task `t` has completed. Dependences hold
+/// only between siblings, so all of `t`'s are satisfied then; and a task that runs at once
+/// (not detachable) completes before its creator generates the next sibling, so it need not
+/// enter the dependence map either: no later sibling can find it incomplete. (A team of one
+/// thread or a final task runs every child at once: a dependence chain there costs what
+/// plain tasks cost.)
+#[inline]
+fn siblings_done(t: &Task) -> bool {
+    // SAFETY: the parent is the task generating `t` on this thread, alive while it runs.
+    // Acquire (`children_done`): the completed siblings' writes happen-before `t`'s body.
+    unsafe { &*t.parent }.children_done()
 }
 
 /// Whether a new task without dependences runs right here, given the cut-off's answer
@@ -921,6 +934,10 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     let Some(map) = (unsafe { &*t.child_deps.get() }).as_deref() else {
         return;
     };
+    // Every child complete: every dependence is satisfied (Acquire: their writes are seen).
+    if t.children_done() {
+        return;
+    }
     oxiomp_instrument::taskwait_deps_enter();
     deps::merge(deps);
     let w = task::alloc_node(Kind::Waiter, t.team);
