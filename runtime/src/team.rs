@@ -75,8 +75,6 @@ pub struct Team {
     pub ident: *const c_void,
     /// Members by thread number; `[0]` is the primary thread.
     members: Vec<&'static ThreadDesc>,
-    /// The `go` epoch each worker was released with, to wait for at the join.
-    epochs: Vec<u32>,
     barrier: Barrier,
     job: Job,
     /// The team's copy of a region's outlined function and arguments (`ForkRequest::outlined`).
@@ -87,9 +85,8 @@ pub struct Team {
     /// Binding policy and the primary thread's place (None: no binding).
     policy: ProcBind,
     master_place: Option<u32>,
-    /// The contention group's thread count, and what this team reserved of it.
+    /// The contention group's thread count.
     pub(crate) cg: *const AtomicU32,
-    cg_reserved: u32,
     /// The contention group counter of a team that starts one (league members).
     cg_own: AtomicU32,
     /// `single` constructs claimed so far in the current region.
@@ -108,6 +105,17 @@ pub struct Team {
     tasks: crate::task::pool::TaskPool,
     /// The members' implicit tasks, by thread number.
     implicit: Box<[CachePadded<Task>]>,
+    /// What only the primary thread writes at every fork and join, on a line of its own.
+    primary: CachePadded<PrimaryOnly>,
+}
+
+/// The part of a team only its primary thread touches, kept off the lines the workers read
+/// (which stay valid in their caches from region to region: see `set`).
+struct PrimaryOnly {
+    /// The `go` epoch each worker was released with, to wait for at the join.
+    epochs: Vec<u32>,
+    /// What this team reserved of the contention group, given back at the join.
+    cg_reserved: u32,
 }
 
 // SAFETY: a team is mutated only by its primary thread while no worker runs on it; workers
@@ -131,7 +139,6 @@ impl Team {
             entry: 0,
             ident: std::ptr::null(),
             members: Vec::new(),
-            epochs: Vec::new(),
             barrier: Barrier::new(1),
             job: Job::NONE,
             outlined: Outlined { func: 0, argc: 0, argv: std::ptr::null() },
@@ -140,7 +147,6 @@ impl Team {
             policy: ProcBind::False,
             master_place: None,
             cg: std::ptr::null(),
-            cg_reserved: 0,
             cg_own: AtomicU32::new(1),
             singles: AtomicU32::new(0),
             ring: crate::worksharing::dispatch::Ring::new(1),
@@ -150,6 +156,7 @@ impl Team {
             doacross: parking_lot::Mutex::new(Vec::new()),
             tasks: crate::task::pool::TaskPool::new(1),
             implicit: Box::new([CachePadded::new(Task::implicit())]),
+            primary: CachePadded::new(PrimaryOnly { epochs: Vec::new(), cg_reserved: 0 }),
         }
     }
 
@@ -288,7 +295,9 @@ impl Team {
         if self.members.is_empty() {
             self.members.push(me);
         }
-        self.members[0] = me;
+        if !std::ptr::eq(self.members[0], me) {
+            self.members[0] = me;
+        }
         let cur = self.members.len();
         let n = n as usize;
         if n < cur {
@@ -303,8 +312,8 @@ impl Team {
             self.tasks = crate::task::pool::TaskPool::new(n as u32);
             self.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
         }
-        self.epochs.resize(n, 0);
-        self.nthreads = n as u32;
+        self.primary.epochs.resize(n, 0);
+        set(&mut self.nthreads, n as u32);
     }
 
     /// Copies `o` and its arguments into the team (what changed only) and returns the copy.
@@ -492,7 +501,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         set(&mut t.icvs, saved.icvs.for_child());
         t.begin_region();
         set(&mut t.cg, parent.cg);
-        set(&mut t.cg_reserved, if reserved { n - 1 } else { 0 });
+        t.primary.cg_reserved = if reserved { n - 1 } else { 0 };
         let policy = bind.policy();
         let nplaces = rt.settings().places.places.len() as u32;
         set(&mut t.policy, policy);
@@ -504,7 +513,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         set(&mut t.master_place, master_place);
     }
     // The join epochs are moved out: from here on the team is only read, until the join.
-    let mut epochs = std::mem::take(&mut team.epochs);
+    let mut epochs = std::mem::take(&mut team.primary.epochs);
     let tp: *const Team = &*team;
     let team = team;
     for (tid, w) in team.workers().enumerate() {
@@ -522,14 +531,14 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
     }
     oxiomp_instrument::barrier_join_exit();
     let mut team = team;
-    team.epochs = std::mem::take(&mut epochs);
-    if team.cg_reserved > 0 {
+    team.primary.epochs = std::mem::take(&mut epochs);
+    if team.primary.cg_reserved > 0 {
         // Release: the region's work (the workers', joined above) happens before what a thread
         // that reads the group back at its size does: the unload's destruction of threadprivate
         // copies (`threadprivate::destroy_copies_at_exit`, Acquire). Reservations need no more.
         // SAFETY: as in `decide_team`.
-        unsafe { &*team.cg }.fetch_sub(team.cg_reserved, Ordering::Release);
-        team.cg_reserved = 0;
+        unsafe { &*team.cg }.fetch_sub(team.primary.cg_reserved, Ordering::Release);
+        team.primary.cg_reserved = 0;
     }
     let ctx = th.ctx();
     ctx.restore(saved);

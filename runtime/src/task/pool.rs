@@ -149,8 +149,9 @@ impl TaskPool {
         let own = if batch { self.deques.get(tid as usize) } else { None };
         // Each source is looked at before stealing from it: crossbeam's steal pins the epoch
         // (a thread-local lookup, a fence, and now and then a walk over every thread's epoch
-        // line) or fences before it finds a queue empty, and a waiting thread polls here
-        // between its polls of the flag it waits on (`EpochFlag::wait_reach_helping`).
+        // line) before it finds a queue empty, and a waiting thread polls here between its
+        // polls of the flag it waits on (`EpochFlag::wait_reach_helping`). A look at a deque
+        // still costs a fence (crossbeam's `Stealer::is_empty`); at the injector, two loads.
         if !self.injector.is_empty()
             && let Some(t) = self.steal_into(
                 own,
