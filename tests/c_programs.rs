@@ -297,6 +297,7 @@ c_tests! {
     task_deps_scale,
     task_deps_taskwait_only,
     task_detach,
+    task_detach_if0_deps,
     task_icvs,
     task_icvs_inline,
     task_icvs_region,

@@ -226,10 +226,10 @@ pub unsafe extern "C" fn __kmpc_taskloop_5(
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_task_allow_completion_event(
     _loc: *const Ident,
-    _gtid: i32,
+    gtid: i32,
     task: *mut KmpTask,
 ) -> *mut c_void {
-    task::completion_event(task_of(task))
+    task::allow_completion_event(Thread::from_gtid(gtid), task_of(task))
 }
 
 #[unsafe(no_mangle)]

@@ -137,6 +137,9 @@ pub(crate) struct Context {
     pub(crate) rng: u32,
     /// Reused buffer for dependence lists.
     pub(crate) dep_scratch: Vec<crate::task::Dep>,
+    /// A detachable task given its event and not submitted yet, and the dependences of the
+    /// `taskwait depend` clang emits before it when it is an if(0) task (`task::begin_if0`).
+    pub(crate) detach: crate::task::PendingDetach,
     /// The last task number this thread gave out: its gtid in bits 40 and up (set when the
     /// gtid is), the count of tasks it created below (`task::next_id`).
     pub(crate) last_task_id: u64,
@@ -476,6 +479,7 @@ impl ThreadDesc {
                 icv_save: std::ptr::null(),
                 rng: 0x9e37_79b9,
                 dep_scratch: Vec::new(),
+                detach: Default::default(),
                 last_task_id: 0,
                 last_affinity: None,
             }),

@@ -107,9 +107,50 @@ pub(crate) fn next_id(th: Thread) -> u64 {
     ctx.last_task_id
 }
 
-/// `__kmpc_task_allow_completion_event`: the event handle of a detachable task.
+/// The event handle of a detachable task.
 pub fn completion_event(t: &Task) -> *mut c_void {
     t as *const Task as *mut c_void
+}
+
+/// `__kmpc_task_allow_completion_event`: the event handle of a detachable task. Until the
+/// task is submitted or begun (if(0)), the thread remembers it: for `task if(0) detach(e)
+/// depend(...)` clang emits a `taskwait depend(...)` between the two, and those are the
+/// dependences the task must hold until its event is fulfilled (see [`PendingDetach`]).
+pub fn allow_completion_event(th: Thread, t: &Task) -> *mut c_void {
+    let d = &mut th.ctx().detach;
+    d.task = t;
+    d.deps_for = std::ptr::null();
+    completion_event(t)
+}
+
+/// A detachable task between its `__kmpc_task_allow_completion_event` and its submission (or
+/// its `__kmpc_omp_task_begin_if0`), and the dependences of a `taskwait depend` in between.
+/// An if(0) task's dependences reach the runtime only as such a wait, which returns once its
+/// predecessors have completed; but a detachable task completes only when its event is
+/// fulfilled, and its successors must wait until then: so `begin_if0` enters it in the
+/// dependence map with them (its predecessors are complete: it is ready at once).
+pub(crate) struct PendingDetach {
+    /// The task given its event (null: none pending). It is not freed before it is submitted
+    /// or begun, which clear this.
+    task: *const Task,
+    /// The task the saved dependences are for (null: none).
+    deps_for: *const Task,
+    deps: Vec<Dep>,
+}
+
+impl Default for PendingDetach {
+    fn default() -> Self {
+        PendingDetach { task: std::ptr::null(), deps_for: std::ptr::null(), deps: Vec::new() }
+    }
+}
+
+impl PendingDetach {
+    /// The task was submitted (deferred): nothing to remember for it.
+    fn forget(&mut self, t: &Task) {
+        if std::ptr::eq(self.task, t) {
+            self.task = std::ptr::null();
+        }
+    }
 }
 
 /// `omp_fulfill_event`: completes a detached task's event; the task completes once its body
@@ -204,6 +245,9 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
     }
     // Relaxed: not shared yet; the queue hand-over publishes it.
     t.parts.store(1, Ordering::Relaxed);
+    if t.flags & flags::DETACHABLE != 0 {
+        th.ctx().detach.forget(t);
+    }
     if t.flags & flags::PRIORITY != 0 {
         // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
         let p = unsafe { (*t.kmp()).data2 } as i32;
@@ -846,6 +890,7 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     if t.flags & flags::DETACHABLE != 0 {
         task::hold_ancestors(t);
         count_new(t);
+        enter_detached_if0(th, t);
     }
     // Not shared yet and never scheduled (parts was 0): a plain store, no locked RMW.
     t.parts.store(1, Ordering::Relaxed);
@@ -857,6 +902,26 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     t.if0.set(true);
     ctx.task = t;
     oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunningIf0, t.trace_id);
+}
+
+/// A detachable if(0) task begins: it holds the dependences of the wait before it (if any) in
+/// the dependence map until it completes (see [`PendingDetach`]).
+#[cold]
+#[inline(never)]
+fn enter_detached_if0(th: Thread, t: &'static Task) {
+    let d = &mut th.ctx().detach;
+    d.forget(t);
+    if !std::ptr::eq(d.deps_for, t) {
+        return;
+    }
+    d.deps_for = std::ptr::null();
+    let mut deps = std::mem::take(&mut d.deps);
+    // Ready at once: the wait just returned, and the generating task made no sibling since,
+    // so every predecessor the map holds for these dependences has completed.
+    let ready = register_deps(t, &mut deps);
+    debug_assert!(ready, "a detachable if(0) task waited for its dependences already");
+    deps.clear();
+    th.ctx().detach.deps = deps;
 }
 
 /// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
@@ -929,6 +994,14 @@ pub fn taskgroup_cancelled(th: Thread) -> bool {
 /// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
 /// dependences name.
 pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
+    let d = &mut th.ctx().detach;
+    if !d.task.is_null() {
+        // The wait clang emits for a detachable if(0) task's dependences, right before
+        // `begin_if0` (see `PendingDetach`).
+        d.deps_for = std::mem::replace(&mut d.task, std::ptr::null());
+        d.deps.clear();
+        d.deps.extend_from_slice(deps);
+    }
     let t = current(th);
     // SAFETY: only the task running on this thread touches its child map.
     let Some(map) = (unsafe { &*t.child_deps.get() }).as_deref() else {
