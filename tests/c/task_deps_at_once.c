@@ -30,6 +30,13 @@ static void st(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
     x = i + 1;                                                                 \
   }
 
+/* A task that checks it follows write i - 1 of x and counts itself in COUNT, under KIND. */
+#define READER(KIND, COUNT)                                                    \
+  PRAGMA(omp task depend(KIND : x) shared(x, COUNT, bad)) {                    \
+    if (x != i) bad++;                                                         \
+    __atomic_fetch_add(&COUNT, 1, __ATOMIC_SEQ_CST);                           \
+  }
+
 /* A chain over every dependence kind, created by the current task; checked after taskwait. */
 static void chain(void) {
   int x = 0, y = 0, seen_x = 0, bad = 0, readers = 0;
@@ -39,22 +46,14 @@ static void chain(void) {
       WRITER(inout)
       break;
     case 1:
-#pragma omp task depend(in : x) shared(x, seen_x, bad)
-      {
-        if (x != i) bad++;
-        __atomic_fetch_add(&seen_x, 1, __ATOMIC_SEQ_CST);
-      }
+      READER(in, seen_x)
       WRITER(out)
       break;
     case 2:
       WRITER(mutexinoutset)
       break;
     case 3:
-#pragma omp task depend(inoutset : x) shared(x, readers, bad)
-      {
-        if (x != i) bad++;
-        __atomic_fetch_add(&readers, 1, __ATOMIC_SEQ_CST);
-      }
+      READER(inoutset, readers)
       WRITER(inout)
       break;
     default:

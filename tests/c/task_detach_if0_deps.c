@@ -28,6 +28,15 @@ static void give_others_a_chance(void) {
   }
 }
 
+/* The if(0) detachable task with dependence KIND1 on x (it notes whether its own predecessor
+ * ran), then a sibling with KIND2 on x (it notes whether the event was fulfilled). */
+#define PRAGMA(text) _Pragma(#text)
+#define DETACHED_THEN_DEPENDANT(KIND1, KIND2)                                  \
+  PRAGMA(omp task if (0) detach(ev) depend(KIND1 : x) shared(saw_pred, pred_done)) \
+  saw_pred = ld(&pred_done);                                                   \
+  PRAGMA(omp task depend(KIND2 : x) shared(saw, fulfilled))                    \
+  saw = ld(&fulfilled);
+
 static void scenario(int kind) {
   int x = 0, fulfilled = 0, saw = -1, pred_done = 0, saw_pred = -1;
   omp_event_handle_t ev = (omp_event_handle_t)0;
@@ -36,22 +45,13 @@ static void scenario(int kind) {
   st(&pred_done, 1);
   switch (kind) {
   case 0:
-#pragma omp task if (0) detach(ev) depend(out : x) shared(saw_pred, pred_done)
-    saw_pred = ld(&pred_done);
-#pragma omp task depend(in : x) shared(saw, fulfilled)
-    saw = ld(&fulfilled);
+    DETACHED_THEN_DEPENDANT(out, in)
     break;
   case 1:
-#pragma omp task if (0) detach(ev) depend(inout : x) shared(saw_pred, pred_done)
-    saw_pred = ld(&pred_done);
-#pragma omp task depend(inout : x) shared(saw, fulfilled)
-    saw = ld(&fulfilled);
+    DETACHED_THEN_DEPENDANT(inout, inout)
     break;
   default:
-#pragma omp task if (0) detach(ev) depend(in : x) shared(saw_pred, pred_done)
-    saw_pred = ld(&pred_done);
-#pragma omp task depend(out : x) shared(saw, fulfilled)
-    saw = ld(&fulfilled);
+    DETACHED_THEN_DEPENDANT(in, out)
     break;
   }
   CHECK_EQ("the if(0) task ran after its own predecessor", saw_pred, 1);
