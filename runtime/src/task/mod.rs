@@ -145,11 +145,38 @@ impl Default for PendingDetach {
 }
 
 impl PendingDetach {
-    /// The task was submitted (deferred): nothing to remember for it.
+    /// The task was submitted (deferred) or begun: nothing to remember for it.
     fn forget(&mut self, t: &Task) {
         if std::ptr::eq(self.task, t) {
             self.task = std::ptr::null();
         }
+    }
+
+    /// A `taskwait depend` on `deps`: with a task pending, the wait clang emits for a
+    /// detachable if(0) task's dependences, right before `begin_if0`; they are kept for it.
+    fn wait(&mut self, deps: &[Dep]) {
+        if !self.task.is_null() {
+            self.deps_for = std::mem::replace(&mut self.task, std::ptr::null());
+            self.deps.clear();
+            self.deps.extend_from_slice(deps);
+        }
+    }
+
+    /// `t` begins as an if(0) task: the dependences kept for it, if any (the caller gives the
+    /// buffer back with `restore`).
+    fn begin(&mut self, t: &Task) -> Option<Vec<Dep>> {
+        self.forget(t);
+        if !std::ptr::eq(self.deps_for, t) {
+            return None;
+        }
+        self.deps_for = std::ptr::null();
+        Some(std::mem::take(&mut self.deps))
+    }
+
+    /// The buffer `begin` lent out, for reuse.
+    fn restore(&mut self, mut deps: Vec<Dep>) {
+        deps.clear();
+        self.deps = deps;
     }
 }
 
@@ -909,19 +936,14 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
 #[cold]
 #[inline(never)]
 fn enter_detached_if0(th: Thread, t: &'static Task) {
-    let d = &mut th.ctx().detach;
-    d.forget(t);
-    if !std::ptr::eq(d.deps_for, t) {
+    let Some(mut deps) = th.ctx().detach.begin(t) else {
         return;
-    }
-    d.deps_for = std::ptr::null();
-    let mut deps = std::mem::take(&mut d.deps);
+    };
     // Ready at once: the wait just returned, and the generating task made no sibling since,
     // so every predecessor the map holds for these dependences has completed.
     let ready = register_deps(t, &mut deps);
     debug_assert!(ready, "a detachable if(0) task waited for its dependences already");
-    deps.clear();
-    th.ctx().detach.deps = deps;
+    th.ctx().detach.restore(deps);
 }
 
 /// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
@@ -994,14 +1016,7 @@ pub fn taskgroup_cancelled(th: Thread) -> bool {
 /// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
 /// dependences name.
 pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
-    let d = &mut th.ctx().detach;
-    if !d.task.is_null() {
-        // The wait clang emits for a detachable if(0) task's dependences, right before
-        // `begin_if0` (see `PendingDetach`).
-        d.deps_for = std::mem::replace(&mut d.task, std::ptr::null());
-        d.deps.clear();
-        d.deps.extend_from_slice(deps);
-    }
+    th.ctx().detach.wait(deps);
     let t = current(th);
     // SAFETY: only the task running on this thread touches its child map.
     let Some(map) = (unsafe { &*t.child_deps.get() }).as_deref() else {
