@@ -42,7 +42,7 @@ impl Job {
 /// Stores `v` in `slot` unless it holds `v` already (see `run_team`: a store, even of the same
 /// value, takes the cache line away from the threads that read it).
 #[inline]
-fn set<T: PartialEq>(slot: &mut T, v: T) {
+pub(crate) fn set<T: PartialEq>(slot: &mut T, v: T) {
     if *slot != v {
         *slot = v;
     }

@@ -423,25 +423,15 @@ impl Task {
     /// Each field is stored only when it changed: the task of a member that created no task
     /// keeps its line clean, valid in the caches of the threads that read it.
     pub(crate) fn reset_implicit(&mut self, team: *const Team) {
-        fn zero(a: &mut AtomicU32) {
-            if *a.get_mut() != 0 {
-                *a.get_mut() = 0;
-            }
-        }
-        if self.team != team {
-            self.team = team;
-        }
+        use crate::team::set;
+        set(&mut self.team, team);
         let me: *const Task = self;
-        if self.root != me {
-            self.root = me;
-        }
-        zero(&mut self.created);
-        zero(&mut self.spawned);
-        zero(&mut self.completed);
-        zero(&mut self.retired);
-        if !self.cur_group.get().is_null() {
-            self.cur_group.set(std::ptr::null());
-        }
+        set(&mut self.root, me);
+        set(self.created.get_mut(), 0);
+        set(self.spawned.get_mut(), 0);
+        set(self.completed.get_mut(), 0);
+        set(self.retired.get_mut(), 0);
+        set(self.cur_group.get_mut(), std::ptr::null());
         if self.child_deps.get_mut().is_some() {
             *self.child_deps.get_mut() = None;
         }
