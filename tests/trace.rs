@@ -240,6 +240,33 @@ fn task_states_are_exact() {
 }
 
 #[test]
+fn allocations_from_the_threads_list_are_instants() {
+    let (t, _) = traced_run("trace_task_alloc", "1", true);
+    let th =
+        t.threads.iter().find(|th| th.events.iter().any(|e| &e.mcv == b"PPc")).expect("the creating thread");
+    let (enter, exit) = (State::TaskAllocation.ovni_code(true), State::TaskAllocation.ovni_code(false));
+    // Each allocation: its state is entered, the task created as it is left (the first
+    // creation also declares the task's type, `POc`).
+    let events: Vec<_> = th.events.iter().filter(|e| &e.mcv != b"POc").cloned().collect();
+    let allocs: Vec<(u64, u64, u64)> = events
+        .windows(3)
+        .filter(|w| w[0].mcv == enter)
+        .map(|w| {
+            assert_eq!((w[1].mcv, w[2].mcv), (*b"PPc", exit), "allocation events of thread {}", th.tid);
+            (w[0].clock, w[1].clock, w[2].clock)
+        })
+        .collect();
+    assert_eq!(allocs.len(), 10);
+    // The first block comes from the system: that allocation is timed (the creation leaves it
+    // at a later clock read). The nine others take the block the previous task gave back: the
+    // three events share one clock read.
+    assert!(allocs[0].0 < allocs[0].1 && allocs[0].1 == allocs[0].2, "first allocation {:?}", allocs[0]);
+    for (i, a) in allocs.iter().enumerate().skip(1) {
+        assert!(a.0 == a.1 && a.1 == a.2, "allocation {i} is not one instant: {a:?}");
+    }
+}
+
+#[test]
 fn nested_regions_are_recorded_per_level() {
     let (t, _) = traced_run("trace_nested", "2", true);
     // 2 outer members fork one inner region each: 3 fork calls (1 outer, 2 inner), and every

@@ -127,6 +127,13 @@ pub trait Recorder: Send + Sync {
         self.task_created(id, entry);
         self.pop(state);
     }
+    /// A task numbered `id` was created (as in `task_created`) in `state` (its allocation),
+    /// which the calling thread enters and leaves at that instant: a state that took no
+    /// measurable time.
+    fn task_created_within(&self, id: u32, entry: usize, state: State) {
+        self.push(state);
+        self.task_created_leaving(id, entry, state);
+    }
     /// The calling thread starts running task `id`.
     fn task_execute(&self, _id: u32) {}
     /// The calling thread stops running task `id`.
@@ -283,7 +290,7 @@ pub fn task_created(entry: usize) -> u32 {
     if !enabled() {
         return 0;
     }
-    task_created_slow(entry, None)
+    task_created_slow(entry, Around::Nothing)
 }
 
 /// [`task_created`], and the calling thread leaves `state` (which it entered to allocate the
@@ -293,19 +300,46 @@ pub fn task_created_leaving(entry: usize, state: State) -> u32 {
     if !enabled() {
         return 0;
     }
-    task_created_slow(entry, Some(state))
+    task_created_slow(entry, Around::Leaving(state))
 }
 
-/// Numbers a new task and records its creation (and the end of `leaving`, which is left even
-/// when the task gets no number).
+/// [`task_created`] in `state` (the allocation), entered and left at the instant of the
+/// creation: one clock read for the three events, for an allocation too short to time (the
+/// clock read would cost more than what it measures).
+#[inline(always)]
+pub fn task_created_within(entry: usize, state: State) -> u32 {
+    if !enabled() {
+        return 0;
+    }
+    task_created_slow(entry, Around::Within(state))
+}
+
+/// The state events recorded at the instant of a task's creation.
+#[derive(Clone, Copy)]
+enum Around {
+    Nothing,
+    /// The thread leaves this state.
+    Leaving(State),
+    /// The thread enters and leaves this state.
+    Within(State),
+}
+
+/// Numbers a new task and records its creation, with the state events `around` it (which
+/// are recorded even when the task gets no number).
 #[cold]
-fn task_created_slow(entry: usize, leaving: Option<State>) -> u32 {
+fn task_created_slow(entry: usize, around: Around) -> u32 {
     let id = next_task_number();
-    match (id, leaving) {
-        (0, Some(s)) => recorder().pop(s),
-        (0, None) => {}
-        (_, Some(s)) => recorder().task_created_leaving(id, entry, s),
-        (_, None) => recorder().task_created(id, entry),
+    let r = recorder();
+    match (id, around) {
+        (0, Around::Nothing) => {}
+        (0, Around::Leaving(s)) => r.pop(s),
+        (0, Around::Within(s)) => {
+            r.push(s);
+            r.pop(s);
+        }
+        (_, Around::Nothing) => r.task_created(id, entry),
+        (_, Around::Leaving(s)) => r.task_created_leaving(id, entry, s),
+        (_, Around::Within(s)) => r.task_created_within(id, entry, s),
     }
     id
 }

@@ -295,12 +295,49 @@ fn online_cpus() -> usize {
 // `Stream::len` is only touched by the owning thread (Relaxed); `committed` publishes the
 // bytes to other threads (Release, read with Acquire under the stream's lock).
 
-/// Appends an event with no payload or a small one (2..=16 bytes), stamped now, without
-/// allocating: the hot path (for events that leave the state stack alone).
+/// An event of the hot path: its code and a payload of 0, 4 or 8 bytes, kept in a fixed
+/// 8-byte array so that writing it is three fixed-size stores (no copy of a variable length).
+#[derive(Clone, Copy)]
+struct Small {
+    /// The event's first four bytes: the payload size code and the MCV.
+    head: [u8; 4],
+    /// Payload bytes (0, 4 or 8).
+    len: usize,
+    payload: [u8; 8],
+}
+
+impl Small {
+    /// An event without payload.
+    #[inline(always)]
+    const fn bare(mcv: [u8; 3]) -> Small {
+        Small { head: [0, mcv[0], mcv[1], mcv[2]], len: 0, payload: [0; 8] }
+    }
+
+    /// An event whose payload is one u32 (a task or type number).
+    #[inline(always)]
+    const fn one(mcv: [u8; 3], a: u32) -> Small {
+        let a = a.to_le_bytes();
+        Small { head: [3, mcv[0], mcv[1], mcv[2]], len: 4, payload: [a[0], a[1], a[2], a[3], 0, 0, 0, 0] }
+    }
+
+    /// An event whose payload is two u32s (a task's number and type).
+    #[inline(always)]
+    const fn two(mcv: [u8; 3], a: u32, b: u32) -> Small {
+        let (a, b) = (a.to_le_bytes(), b.to_le_bytes());
+        Small {
+            head: [7, mcv[0], mcv[1], mcv[2]],
+            len: 8,
+            payload: [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]],
+        }
+    }
+}
+
+/// Appends one small event, stamped now, without allocating: the hot path (for events that
+/// leave the state stack alone).
 #[inline]
-fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
+fn append_small(s: &Stream, ev: Small) {
     if let Some(len) = room(s) {
-        write_events(s, len, [(mcv, payload)]);
+        write_events(s, len, [ev]);
     }
 }
 
@@ -308,7 +345,7 @@ fn append_small(s: &Stream, mcv: [u8; 3], payload: &[u8]) {
 /// instant: the end of a state and the beginning of the next), and changes the thread's state
 /// stack with them (`stack`), so that a closer on another thread sees both or neither.
 #[inline]
-fn append_events<const N: usize>(s: &Stream, events: [([u8; 3], &[u8]); N], stack: impl FnOnce(&Stream)) {
+fn append_events<const N: usize>(s: &Stream, events: [Small; N], stack: impl FnOnce(&Stream)) {
     let Some(len) = room(s) else { return };
     // The seqlock's write side (see `Stream::snapshot`): `committed` is `len` here (every event
     // is committed as it is written); BUSY with the stack's mark, then a Release fence so that
@@ -334,22 +371,22 @@ fn room(s: &Stream) -> Option<usize> {
 /// Writes `N` small events at `len` (from `room`), stamped with one clock read, and commits
 /// them.
 #[inline]
-fn write_events<const N: usize>(s: &Stream, len: usize, events: [([u8; 3], &[u8]); N]) {
+fn write_events<const N: usize>(s: &Stream, len: usize, events: [Small; N]) {
     const { assert!(N * format::MAX_EVENT + format::MAX_EVENT <= FLUSH_MARGIN) };
-    let clock = clock_ns();
+    let clock = clock_ns().to_le_bytes();
     let mut end = len;
-    for (mcv, payload) in events {
-        debug_assert!(payload.is_empty() || (2..=16).contains(&payload.len()));
-        let size_code = payload.len().saturating_sub(1) as u8;
+    for ev in events {
         // SAFETY: only the owner writes, beyond `committed`, and the events fit (flush left
-        // FLUSH_MARGIN bytes, more than N events and the flush's own).
+        // FLUSH_MARGIN bytes, more than N events and the flush's own). Each event's stores
+        // cover 20 bytes (<= MAX_EVENT) from its start; the payload bytes past `ev.len` are
+        // overwritten by the next event, and nobody reads beyond `committed`.
         unsafe {
             let p = s.cursor(end);
-            std::ptr::write_unaligned(p as *mut [u8; 4], [size_code, mcv[0], mcv[1], mcv[2]]);
-            std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock.to_le_bytes());
-            std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(12), payload.len());
+            std::ptr::write_unaligned(p as *mut [u8; 4], ev.head);
+            std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock);
+            std::ptr::write_unaligned(p.add(12) as *mut [u8; 8], ev.payload);
         }
-        end += 12 + payload.len();
+        end += 12 + ev.len;
     }
     s.commit(end);
 }
@@ -436,17 +473,17 @@ fn task_label(entry: usize) -> String {
 impl Recorder for OvniRecorder {
     fn push(&self, s: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [(s.ovni_code(true), &[])], |st| st.entered(s));
+            append_events(st, [Small::bare(s.ovni_code(true))], |st| st.entered(s));
         }
     }
     fn pop(&self, s: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [(s.ovni_code(false), &[])], Stream::left);
+            append_events(st, [Small::bare(s.ovni_code(false))], Stream::left);
         }
     }
     fn switch(&self, from: State, to: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [(from.ovni_code(false), &[]), (to.ovni_code(true), &[])], |st| {
+            append_events(st, [Small::bare(from.ovni_code(false)), Small::bare(to.ovni_code(true))], |st| {
                 st.left();
                 st.entered(to);
             });
@@ -454,74 +491,83 @@ impl Recorder for OvniRecorder {
     }
     fn pass_into(&self, pass: State, to: State) {
         if let Some(st) = my_stream() {
-            let events =
-                [(pass.ovni_code(true), &[][..]), (pass.ovni_code(false), &[]), (to.ovni_code(true), &[])];
+            let events = [pass.ovni_code(true), pass.ovni_code(false), to.ovni_code(true)].map(Small::bare);
             append_events(st, events, |st| st.entered(to));
         }
     }
     fn pass_out(&self, from: State, pass: State) {
         if let Some(st) = my_stream() {
             let events =
-                [(from.ovni_code(false), &[][..]), (pass.ovni_code(true), &[]), (pass.ovni_code(false), &[])];
+                [from.ovni_code(false), pass.ovni_code(true), pass.ovni_code(false)].map(Small::bare);
             append_events(st, events, Stream::left);
         }
     }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [(state.ovni_code(true), &[]), (*b"PPx", &id.to_le_bytes())], |st| {
+            append_events(st, [Small::bare(state.ovni_code(true)), Small::one(*b"PPx", id)], |st| {
                 st.entered(state)
             });
         }
     }
     fn task_finish(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [(*b"PPe", &id.to_le_bytes()), (state.ovni_code(false), &[])], Stream::left);
+            append_events(st, [Small::one(*b"PPe", id), Small::bare(state.ovni_code(false))], Stream::left);
         }
     }
     fn task_created(&self, id: u32, entry: usize) {
         let Some(st) = my_stream() else { return };
-        append_small(st, *b"PPc", &created_payload(st, id, entry));
+        append_small(st, created(st, id, entry));
     }
     fn task_created_leaving(&self, id: u32, entry: usize, state: State) {
         let Some(st) = my_stream() else { return };
-        let p = created_payload(st, id, entry);
-        append_events(st, [(*b"PPc", &p[..]), (state.ovni_code(false), &[])], Stream::left);
+        let c = created(st, id, entry);
+        append_events(st, [c, Small::bare(state.ovni_code(false))], Stream::left);
+    }
+    fn task_created_within(&self, id: u32, entry: usize, state: State) {
+        let Some(st) = my_stream() else { return };
+        let c = created(st, id, entry);
+        // The state is entered and left at this instant: the stack is as before.
+        append_events(
+            st,
+            [Small::bare(state.ovni_code(true)), c, Small::bare(state.ovni_code(false))],
+            |_| {},
+        );
     }
     fn task_execute(&self, id: u32) {
         if let Some(st) = my_stream() {
-            append_small(st, *b"PPx", &id.to_le_bytes());
+            append_small(st, Small::one(*b"PPx", id));
         }
     }
     fn task_end(&self, id: u32) {
         if let Some(st) = my_stream() {
-            append_small(st, *b"PPe", &id.to_le_bytes());
+            append_small(st, Small::one(*b"PPe", id));
         }
     }
     fn worksharing(&self, w: crate::Worksharing, begin: bool) {
         let Some(st) = my_stream() else { return };
-        let p = worksharing_type(st, w).to_le_bytes();
-        append_small(st, if begin { *b"PQx" } else { *b"PQe" }, &p);
+        let ty = worksharing_type(st, w);
+        append_small(st, Small::one(if begin { *b"PQx" } else { *b"PQe" }, ty));
     }
     fn worksharing_state(&self, w: crate::Worksharing, state: State, begin: bool) {
         let Some(st) = my_stream() else { return };
-        let p = worksharing_type(st, w).to_le_bytes();
+        let ty = worksharing_type(st, w);
         if begin {
-            append_events(st, [(*b"PQx", &p), (state.ovni_code(true), &[])], |st| st.entered(state));
+            append_events(st, [Small::one(*b"PQx", ty), Small::bare(state.ovni_code(true))], |st| {
+                st.entered(state)
+            });
         } else {
-            append_events(st, [(state.ovni_code(false), &[]), (*b"PQe", &p)], Stream::left);
+            append_events(st, [Small::bare(state.ovni_code(false)), Small::one(*b"PQe", ty)], Stream::left);
         }
     }
 }
 
-/// The payload of a task-created event: the task's number and its type (declared in the
-/// stream if needed).
-fn created_payload(st: &Stream, id: u32, entry: usize) -> [u8; 8] {
-    let tid = task_type(entry);
-    declare(st, tid, || task_label(entry));
-    let mut p = [0u8; 8];
-    p[..4].copy_from_slice(&id.to_le_bytes());
-    p[4..].copy_from_slice(&tid.to_le_bytes());
-    p
+/// The task-created event of task `id` whose code is at `entry`: its number and its type
+/// (declared in the stream if needed).
+#[inline]
+fn created(st: &Stream, id: u32, entry: usize) -> Small {
+    let ty = task_type(entry);
+    declare(st, ty, || task_label(entry));
+    Small::two(*b"PPc", id, ty)
 }
 
 /// The type number of worksharing constructs of kind `w`, declared in the stream if needed.
@@ -532,13 +578,18 @@ fn worksharing_type(st: &Stream, w: crate::Worksharing) -> u32 {
 }
 
 /// Declares type `tid` (`POc`) in the stream before its first use; `label` is only computed
-/// then.
+/// then. The stream's small cache answers for the types its thread used last; `DECLARED`, the
+/// thread's whole list, for the others.
 #[inline]
 fn declare(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
+    if st.knows_type(tid) {
+        return;
+    }
     let known = DECLARED.try_with(|d| d.borrow().contains(&tid)).unwrap_or(true);
     if !known {
         declare_slow(st, tid, label);
     }
+    st.learn_type(tid);
 }
 
 /// ovni's emulator keeps types per process and refuses a second declaration of the same id,

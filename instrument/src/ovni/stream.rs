@@ -20,7 +20,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::clock_ns;
@@ -119,6 +119,20 @@ pub(super) struct Stream {
     /// while its thread is still inside some (a worker waiting for work at exit) ends them.
     pub(super) open: [AtomicU8; MAX_DEPTH],
     pub(super) depth: AtomicUsize,
+    /// Type numbers (tasks, worksharing constructs) the owner knows are declared in the
+    /// process, by their low bits (0: none): the few its thread uses, without a thread-local
+    /// lookup per event. Owner only (Relaxed).
+    known_types: [AtomicU32; KNOWN_TYPES],
+}
+
+/// Slots of `Stream::known_types` (a power of two).
+const KNOWN_TYPES: usize = 8;
+
+/// The slot of type `ty` in `Stream::known_types`: the top bits of a multiplicative hash (the
+/// low bits of task types are all 1, worksharing types differ in their low bits only).
+#[inline]
+fn type_slot(ty: u32) -> usize {
+    (ty.wrapping_mul(0x9e37_79b9) >> (32 - KNOWN_TYPES.trailing_zeros())) as usize
 }
 
 // SAFETY: the buffers are written only by the owning thread: the active one beyond
@@ -165,6 +179,7 @@ impl Stream {
             closed: AtomicBool::new(false),
             open: std::array::from_fn(|_| AtomicU8::new(0)),
             depth: AtomicUsize::new(0),
+            known_types: std::array::from_fn(|_| AtomicU32::new(0)),
         })
     }
 
@@ -268,6 +283,17 @@ impl Stream {
         }
         WRITER.wake();
         rest
+    }
+
+    /// Whether type `ty` (never 0) is in the owner's cache of declared types.
+    #[inline]
+    pub(super) fn knows_type(&self, ty: u32) -> bool {
+        self.known_types[type_slot(ty)].load(Ordering::Relaxed) == ty
+    }
+
+    /// Notes in the owner's cache that type `ty` is declared.
+    pub(super) fn learn_type(&self, ty: u32) {
+        self.known_types[type_slot(ty)].store(ty, Ordering::Relaxed);
     }
 
     // The stack of open states, for closing: only the owner writes it (Relaxed), inside
@@ -580,7 +606,7 @@ mod tests {
     /// moments.
     #[test]
     fn a_close_from_another_thread_ends_the_open_states() {
-        use crate::ovni::append_events;
+        use crate::ovni::{Small, append_events};
         let dir = test_dir("stack");
         let (a, b, c) = (State::Single, State::CriticalSection, State::TaskRunning);
         for round in 0..200u32 {
@@ -590,14 +616,18 @@ mod tests {
                 let s = s.clone();
                 std::thread::spawn(move || {
                     while !s.closed.load(Ordering::Relaxed) {
-                        append_events(&s, [(a.ovni_code(true), &[])], |s| s.entered(a));
-                        append_events(&s, [(b.ovni_code(true), &[])], |s| s.entered(b));
-                        append_events(&s, [(b.ovni_code(false), &[]), (c.ovni_code(true), &[])], |s| {
-                            s.left();
-                            s.entered(c)
-                        });
-                        append_events(&s, [(c.ovni_code(false), &[])], Stream::left);
-                        append_events(&s, [(a.ovni_code(false), &[])], Stream::left);
+                        append_events(&s, [Small::bare(a.ovni_code(true))], |s| s.entered(a));
+                        append_events(&s, [Small::bare(b.ovni_code(true))], |s| s.entered(b));
+                        append_events(
+                            &s,
+                            [Small::bare(b.ovni_code(false)), Small::bare(c.ovni_code(true))],
+                            |s| {
+                                s.left();
+                                s.entered(c)
+                            },
+                        );
+                        append_events(&s, [Small::bare(c.ovni_code(false))], Stream::left);
+                        append_events(&s, [Small::bare(a.ovni_code(false))], Stream::left);
                     }
                 })
             };
@@ -631,7 +661,7 @@ mod tests {
     /// a switch. (The closer used to take the changed stack: an end without its beginning.)
     #[test]
     fn a_close_inside_an_event_ends_the_committed_states() {
-        use crate::ovni::append_events;
+        use crate::ovni::{Small, append_events};
         let dir = test_dir("inside");
         let (a, b) = (State::Single, State::CriticalSection);
         type Stop = (&'static str, fn(&Stream));
@@ -646,8 +676,8 @@ mod tests {
         for (name, change) in stopped_inside {
             let path = dir.join(name);
             let s = Stream::create(&path).unwrap();
-            append_events(&s, [(a.ovni_code(true), &[])], |s| s.entered(a));
-            append_events(&s, [(b.ovni_code(true), &[])], |s| s.entered(b));
+            append_events(&s, [Small::bare(a.ovni_code(true))], |s| s.entered(a));
+            append_events(&s, [Small::bare(b.ovni_code(true))], |s| s.entered(b));
             // `append_events` up to its stack change, as the owner would be when stopped.
             let len = s.len.load(Ordering::Relaxed);
             s.committed.store(s.busy_word(len), Ordering::Relaxed);

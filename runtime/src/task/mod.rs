@@ -35,7 +35,10 @@ use crate::sync::WaitPolicy;
 use crate::sync::atomic::Ordering;
 use crate::sync::retire;
 use crate::thread::{IcvSave, Thread};
-use task::{Counted, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, flags, release_ref};
+use task::{
+    Counted, CreationTrace, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, flags,
+    release_ref,
+};
 
 /// Ready tasks a creator may queue before it runs new ones at once.
 const CUTOFF: usize = 64;
@@ -64,15 +67,7 @@ pub fn alloc(
         && let Some(th) = Thread::peek()
         && let Some(block) = th.desc().task_cache().try_alloc(task::block_size(sizeof_task, sizeof_shareds))
     {
-        let n = NewTask {
-            parent: current(th),
-            id: next_id(th),
-            flags,
-            sizeof_task,
-            sizeof_shareds,
-            routine,
-            traced: false,
-        };
+        let n = new_task(th, flags, sizeof_task, sizeof_shareds, routine, CreationTrace::Off);
         // SAFETY: a block of `block_size` bytes from the thread's own local free list.
         return unsafe { task::init_rested(block, n) }.kmp();
     }
@@ -88,14 +83,34 @@ fn alloc_slow(
     routine: Option<Routine>,
 ) -> *mut KmpTask {
     let th = Thread::current();
-    let traced = oxiomp_instrument::enabled();
-    if traced {
+    let cache = th.desc().task_cache();
+    let mut trace = CreationTrace::Off;
+    if oxiomp_instrument::enabled() {
+        // A block from the thread's own list is recorded as an instant allocation (see
+        // `CreationTrace::Instant`); any other is timed, and its creation event leaves the
+        // allocation state (one clock read for both).
+        if let Some(block) = cache.try_alloc(task::block_size(sizeof_task, sizeof_shareds)) {
+            let n = new_task(th, flags, sizeof_task, sizeof_shareds, routine, CreationTrace::Instant);
+            // SAFETY: a block of `block_size` bytes from the thread's own local free list.
+            return unsafe { task::init_rested(block, n) }.kmp();
+        }
         oxiomp_instrument::task_allocation_enter();
+        trace = CreationTrace::Timed;
     }
-    let n =
-        NewTask { parent: current(th), id: next_id(th), flags, sizeof_task, sizeof_shareds, routine, traced };
-    // When traced, the task's creation event leaves the allocation state (one clock read).
-    task::alloc(n, th.desc().task_cache()).kmp()
+    task::alloc(new_task(th, flags, sizeof_task, sizeof_shareds, routine, trace), cache).kmp()
+}
+
+/// The parts of a new child of the calling thread's current task.
+#[inline(always)]
+fn new_task(
+    th: Thread,
+    flags: u32,
+    sizeof_task: usize,
+    sizeof_shareds: usize,
+    routine: Option<Routine>,
+    trace: CreationTrace,
+) -> NewTask<'static> {
+    NewTask { parent: current(th), id: next_id(th), flags, sizeof_task, sizeof_shareds, routine, trace }
 }
 
 /// A task number unique in the process: the thread's gtid (bits 40 and up) and its own count

@@ -523,9 +523,22 @@ pub(crate) struct NewTask<'a> {
     pub sizeof_task: usize,
     pub sizeof_shareds: usize,
     pub routine: Option<Routine>,
-    /// Whether tracing is on (the caller looked once and entered the allocation state): the
-    /// task gets a trace number, and its creation event leaves the allocation state.
-    pub traced: bool,
+    /// How the task's creation is recorded.
+    pub trace: CreationTrace,
+}
+
+/// How a new task's creation is recorded (the caller looked at the tracing flag once).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum CreationTrace {
+    /// Tracing is off: no trace number, nothing recorded.
+    Off,
+    /// The caller entered the allocation state and timed it (the block did not come from the
+    /// thread's own list): the creation event leaves it.
+    Timed,
+    /// The block came from the thread's own list (a few loads and stores, less than the clock
+    /// read that would time them): the allocation state is entered and left at the instant of
+    /// the creation, one clock read for the three events.
+    Instant,
 }
 
 impl NewTask<'_> {
@@ -600,13 +613,16 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
         flags: (n.flags & 0xffff) | proxy,
         id: n.id,
         size,
-        trace_id: if n.traced {
-            oxiomp_instrument::task_created_leaving(
+        trace_id: match n.trace {
+            CreationTrace::Off => 0,
+            CreationTrace::Timed => oxiomp_instrument::task_created_leaving(
                 n.routine.map_or(0, |r| r as usize),
                 oxiomp_instrument::State::TaskAllocation,
-            )
-        } else {
-            0
+            ),
+            CreationTrace::Instant => oxiomp_instrument::task_created_within(
+                n.routine.map_or(0, |r| r as usize),
+                oxiomp_instrument::State::TaskAllocation,
+            ),
         },
         // Branch-free: `is_final` is 0 or 1.
         is_final: (n.flags & flags::FINAL != 0) as u32 | parent.is_final,
