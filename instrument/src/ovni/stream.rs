@@ -120,8 +120,8 @@ pub(super) struct Stream {
     pub(super) open: [AtomicU8; MAX_DEPTH],
     pub(super) depth: AtomicUsize,
     /// Type numbers (tasks, worksharing constructs) the owner knows are declared in the
-    /// process, by their low bits (0: none): the few its thread uses, without a thread-local
-    /// lookup per event. Owner only (Relaxed).
+    /// process, one per slot (`type_slot`; 0: none): the few its thread uses, without a
+    /// thread-local lookup per event. Owner only (Relaxed: no other thread reads them).
     known_types: [AtomicU32; KNOWN_TYPES],
 }
 
