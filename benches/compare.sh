@@ -199,8 +199,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 # --- report ------------------------------------------------------------------
-median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{ a[NR] = $1 } END {
-    if (NR == 0) exit; if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+. "$ROOT/benches/lib.sh" # median
 # 3 significant digits, but no exponent for values >= 1000
 sig3() { awk -v x="$1" 'BEGIN { if (x >= 1000 || x <= -1000) printf "%.0f", x; else printf "%.3g", x }'; }
 fmt() { if [ "$1" = error ]; then echo error; else sig3 "$1"; fi; }

@@ -31,7 +31,7 @@ clang-19 -fopenmp -O2 -o "$B/task_body-clang" benches/task_body.c "$B/delay.o"
 gcc -fopenmp -O2 -o "$B/task_body-gcc" benches/task_body.c "$B/delay.o"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_PROC_BIND=${OMP_PROC_BIND:-close}
 declare -A ours llvm gomp rg rl
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f", a / b }'; }
+. benches/lib.sh # median, quotient
 for ((r = 1; r <= rounds; r++)); do
     for L in "${lens[@]}"; do
         o=$(LD_LIBRARY_PATH=$ROOT/$B/oxiomp-lib "$B/task_body-clang" "$L" | awk '{print $3}')
@@ -39,11 +39,10 @@ for ((r = 1; r <= rounds; r++)); do
         g=$("$B/task_body-gcc" "$L" | awk '{print $3}')
         ours[$L]+="$o "; llvm[$L]+="$l "; gomp[$L]+="$g "
         # Paired: the runs of one round see the same phase of the machine.
-        rg[$L]+="$(ratio "$o" "$g") "; rl[$L]+="$(ratio "$o" "$l") "
+        rg[$L]+="$(quotient "$o" "$g") "; rl[$L]+="$(quotient "$o" "$l") "
         echo "round $r/$rounds L=$L oxiomp $o libomp $l libgomp $g" >&2
     done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo "| L | oxiomp (ticks/task) | libomp | libgomp | oxiomp / libgomp | oxiomp / libomp |"
 echo "|---:|---:|---:|---:|---:|---:|"
 for L in "${lens[@]}"; do

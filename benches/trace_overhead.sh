@@ -37,6 +37,7 @@ clang-19 -fopenmp -O2 -o "$B/overhead-clang" benches/overhead.c "$B/delay.o"
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=${OMP_PROC_BIND:-close} LD_LIBRARY_PATH=$ROOT/$B/oxiomp-lib
 tdir=$(mktemp -d)
 trap 'rm -rf "$tdir"' EXIT
+. benches/lib.sh # median, quotient
 declare -A off on ratio
 for ((r = 1; r <= rounds; r++)); do
     for c in "${constructs[@]}"; do
@@ -47,11 +48,10 @@ for ((r = 1; r <= rounds; r++)); do
         on[$c]+="$v "
         # The paired ratio of this round (the VM has slow and fast phases: a ratio of
         # medians could compare one's slow phase with the other's fast one).
-        ratio[$c]+="$(awk -v a="$a" -v b="$v" 'BEGIN { if (a > 0 && b != "") printf "%.4f", b / a }') "
+        ratio[$c]+="$(quotient "$v" "$a") "
         echo "round $r/$rounds $c off $a on $v" >&2
     done
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 {
     echo "| construct | tracing off (us) | tracing on (us) | on / off (median of per-round ratios) |"
     echo "|---|---:|---:|---:|"
