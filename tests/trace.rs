@@ -248,21 +248,29 @@ fn allocations_from_the_threads_list_are_instants() {
     // Each allocation: its state is entered, the task created as it is left (the first
     // creation also declares the task's type, `POc`).
     let events: Vec<_> = th.events.iter().filter(|e| &e.mcv != b"POc").cloned().collect();
-    let allocs: Vec<(u64, u64, u64)> = events
-        .windows(3)
+    let running = State::TaskRunning.ovni_code(true);
+    let allocs: Vec<(u64, u64, u64, u64)> = events
+        .windows(4)
         .filter(|w| w[0].mcv == enter)
         .map(|w| {
             assert_eq!((w[1].mcv, w[2].mcv), (*b"PPc", exit), "allocation events of thread {}", th.tid);
-            (w[0].clock, w[1].clock, w[2].clock)
+            // Each task runs at once: the next event is its running state.
+            assert_eq!(w[3].mcv, running, "after allocation, thread {}", th.tid);
+            (w[0].clock, w[1].clock, w[2].clock, w[3].clock)
         })
         .collect();
     assert_eq!(allocs.len(), 10);
     // The first block comes from the system: that allocation is timed (the creation leaves it
-    // at a later clock read). The nine others take the block the previous task gave back: the
-    // three events share one clock read.
-    assert!(allocs[0].0 < allocs[0].1 && allocs[0].1 == allocs[0].2, "first allocation {:?}", allocs[0]);
+    // at a later clock read, and the task starts at another). The nine others take the block
+    // the previous task gave back: the three events share one clock read, the one of the
+    // thread's next event, the task's start.
+    let a = allocs[0];
+    assert!(a.0 < a.1 && a.1 == a.2 && a.2 <= a.3, "first allocation {a:?}");
     for (i, a) in allocs.iter().enumerate().skip(1) {
-        assert!(a.0 == a.1 && a.1 == a.2, "allocation {i} is not one instant: {a:?}");
+        assert!(
+            a.0 == a.1 && a.1 == a.2 && a.2 == a.3,
+            "allocation {i} is not one instant with the start: {a:?}"
+        );
     }
 }
 

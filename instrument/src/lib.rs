@@ -134,6 +134,18 @@ pub trait Recorder: Send + Sync {
         self.push(state);
         self.task_created_leaving(id, entry, state);
     }
+    /// A task numbered `id` was created in `state` (its allocation), as in
+    /// `task_created_within`, but recorded with the calling thread's next event, at that
+    /// event's instant (one clock read for both). For a task its creator hands to the runtime
+    /// right after allocating it (clang's code fills the task in between): its creation is
+    /// stamped at its submission. A recorder may record it at once, as this default does.
+    fn task_created_later(&self, id: u32, entry: usize, state: State) {
+        self.task_created_within(id, entry, state);
+    }
+    /// The number of a new task of the calling thread (0: none; the task is not traced).
+    fn task_number(&self) -> u32 {
+        next_task_number()
+    }
     /// The calling thread starts running task `id`.
     fn task_execute(&self, _id: u32) {}
     /// The calling thread stops running task `id`.
@@ -314,6 +326,18 @@ pub fn task_created_within(entry: usize, state: State) -> u32 {
     task_created_slow(entry, Around::Within(state))
 }
 
+/// [`task_created_within`], recorded with the calling thread's next event and stamped with
+/// its clock read ([`Recorder::task_created_later`]): for a task that its creator submits
+/// right after filling it in, so that a task run at once reads the clock twice (its start and
+/// its end) rather than three times.
+#[inline(always)]
+pub fn task_created_later(entry: usize, state: State) -> u32 {
+    if !enabled() {
+        return 0;
+    }
+    task_created_slow(entry, Around::Later(state))
+}
+
 /// The state events recorded at the instant of a task's creation.
 #[derive(Clone, Copy)]
 enum Around {
@@ -322,39 +346,47 @@ enum Around {
     Leaving(State),
     /// The thread enters and leaves this state.
     Within(State),
+    /// As `Within`, at the instant of the thread's next event.
+    Later(State),
 }
 
 /// Numbers a new task and records its creation, with the state events `around` it (which
 /// are recorded even when the task gets no number).
 #[cold]
 fn task_created_slow(entry: usize, around: Around) -> u32 {
-    let id = next_task_number();
     let r = recorder();
+    let id = r.task_number();
     match (id, around) {
         (0, Around::Nothing) => {}
         (0, Around::Leaving(s)) => r.pop(s),
-        (0, Around::Within(s)) => {
+        (0, Around::Within(s) | Around::Later(s)) => {
             r.push(s);
             r.pop(s);
         }
         (_, Around::Nothing) => r.task_created(id, entry),
         (_, Around::Leaving(s)) => r.task_created_leaving(id, entry, s),
         (_, Around::Within(s)) => r.task_created_within(id, entry, s),
+        (_, Around::Later(s)) => r.task_created_later(id, entry, s),
     }
     id
 }
 
-/// The next task number of the calling thread's block (0 if the thread's storage is gone).
+/// A new block of task numbers for one thread: `(next, end)`, `next` not 0.
+pub(crate) fn task_number_block() -> (u32, u32) {
+    // Relaxed: unique blocks are all that is needed. Number 0 means "not traced", so a block
+    // that starts at 0 (the first, or after wrapping) skips it.
+    let next = NEXT_TASK_IDS.fetch_add(TASK_ID_BLOCK, Ordering::Relaxed);
+    (next.max(1), next.wrapping_add(TASK_ID_BLOCK))
+}
+
+/// The next task number of the calling thread's block, kept in a thread-local (0 if the
+/// thread's storage is gone): for recorders that keep no per-thread state of their own.
 fn next_task_number() -> u32 {
     TASK_IDS
         .try_with(|ids| {
             let (mut next, mut end) = ids.get();
             if next == end {
-                // Relaxed: unique blocks are all that is needed. Number 0 means "not traced",
-                // so a block that starts at 0 (the first, or after wrapping) skips it.
-                next = NEXT_TASK_IDS.fetch_add(TASK_ID_BLOCK, Ordering::Relaxed);
-                end = next.wrapping_add(TASK_ID_BLOCK);
-                next = next.max(1);
+                (next, end) = task_number_block();
             }
             ids.set((next.wrapping_add(1), end));
             next

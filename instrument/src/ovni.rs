@@ -57,6 +57,7 @@ impl Drop for CloseAtExit {
         }
         fast::set(NO_STREAM);
         if let Ok(Some(s)) = MINE.try_with(|m| m.borrow_mut().take()) {
+            write_later_now(&s);
             s.close(true, false);
         }
     }
@@ -313,6 +314,13 @@ impl Small {
         Small { head: [0, mcv[0], mcv[1], mcv[2]], len: 0, payload: [0; 8] }
     }
 
+    /// Entering (`enter`) or leaving state `s`: its head read from a table (the state is often
+    /// known only at run time: the ovni code is not computed per event).
+    #[inline(always)]
+    fn state(s: State, enter: bool) -> Small {
+        Small { head: STATE_HEADS[s as usize][enter as usize], len: 0, payload: [0; 8] }
+    }
+
     /// An event whose payload is one u32 (a task or type number).
     #[inline(always)]
     const fn one(mcv: [u8; 3], a: u32) -> Small {
@@ -332,12 +340,40 @@ impl Small {
     }
 }
 
+/// The heads of the state events (`Small::bare` of the state's ovni code), by Paraver value:
+/// `[leave, enter]`.
+static STATE_HEADS: [[[u8; 4]; 2]; State::ALL.len() + 1] = {
+    let mut t = [[[0u8; 4]; 2]; State::ALL.len() + 1];
+    let mut i = 0;
+    while i < State::ALL.len() {
+        let s = State::ALL[i];
+        t[s as usize] = [Small::bare(s.ovni_code(false)).head, Small::bare(s.ovni_code(true)).head];
+        i += 1;
+    }
+    t
+};
+
 /// Appends one small event, stamped now, without allocating: the hot path (for events that
 /// leave the state stack alone).
 #[inline]
 fn append_small(s: &Stream, ev: Small) {
+    let later = s.take_later();
     if let Some(len) = room(s) {
-        write_events(s, len, [ev]);
+        write_events(s, len, later, [ev]);
+    }
+}
+
+/// A creation noted for the owner's next event (`task_created_later`): task number, type,
+/// allocation state (Paraver value).
+type Later = (u32, u32, u8);
+
+/// Writes a creation noted for later now, with its own clock read (before the stream
+/// closes, or before another creation is noted).
+fn write_later_now(s: &Stream) {
+    if let Some(later) = s.take_later()
+        && let Some(len) = room(s)
+    {
+        write_events(s, len, Some(later), []);
     }
 }
 
@@ -346,6 +382,7 @@ fn append_small(s: &Stream, ev: Small) {
 /// stack with them (`stack`), so that a closer on another thread sees both or neither.
 #[inline]
 fn append_events<const N: usize>(s: &Stream, events: [Small; N], stack: impl FnOnce(&Stream)) {
+    let later = s.take_later();
     let Some(len) = room(s) else { return };
     // The seqlock's write side (see `Stream::snapshot`): `committed` is `len` here (every event
     // is committed as it is written); BUSY with the stack's mark, then a Release fence so that
@@ -354,7 +391,7 @@ fn append_events<const N: usize>(s: &Stream, events: [Small; N], stack: impl FnO
     s.committed.store(s.busy_word(len), Ordering::Release);
     std::sync::atomic::fence(Ordering::Release);
     stack(s);
-    write_events(s, len, events);
+    write_events(s, len, later, events);
 }
 
 /// Where the next small events go in the owner's buffer (flushed first if nearly full), or
@@ -368,27 +405,49 @@ fn room(s: &Stream) -> Option<usize> {
     Some(if len + FLUSH_MARGIN > BUF_BYTES { flush(s) } else { len })
 }
 
-/// Writes `N` small events at `len` (from `room`), stamped with one clock read, and commits
-/// them.
+/// Writes `N` small events at `len` (from `room`), after the `later` ones if any, stamped
+/// with one clock read, and commits them.
 #[inline]
-fn write_events<const N: usize>(s: &Stream, len: usize, events: [Small; N]) {
-    const { assert!(N * format::MAX_EVENT + format::MAX_EVENT <= FLUSH_MARGIN) };
+fn write_events<const N: usize>(s: &Stream, len: usize, later: Option<Later>, events: [Small; N]) {
+    const { assert!((N + 3) * format::MAX_EVENT + format::MAX_EVENT <= FLUSH_MARGIN) };
     let clock = clock_ns().to_le_bytes();
     let mut end = len;
+    if let Some(l) = later {
+        end = put_later(s, end, clock, l);
+    }
     for ev in events {
-        // SAFETY: only the owner writes, beyond `committed`, and the events fit (flush left
-        // FLUSH_MARGIN bytes, more than N events and the flush's own). Each event's stores
-        // cover 20 bytes (<= MAX_EVENT) from its start; the payload bytes past `ev.len` are
-        // overwritten by the next event, and nobody reads beyond `committed`.
-        unsafe {
-            let p = s.cursor(end);
-            std::ptr::write_unaligned(p as *mut [u8; 4], ev.head);
-            std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock);
-            std::ptr::write_unaligned(p.add(12) as *mut [u8; 8], ev.payload);
-        }
-        end += 12 + ev.len;
+        end = put(s, end, clock, ev);
     }
     s.commit(end);
+}
+
+/// Writes one small event at `end` (uncommitted), stamped `clock`; returns where it ends.
+#[inline(always)]
+fn put(s: &Stream, end: usize, clock: [u8; 8], ev: Small) -> usize {
+    // SAFETY: only the owner writes, beyond `committed`, and the events fit (`room` left
+    // FLUSH_MARGIN bytes, more than the events of one call, 3 later ones included, and the
+    // flush's own). Each event's stores cover 20 bytes (<= MAX_EVENT) from its start; the
+    // payload bytes past `ev.len` are overwritten by the next event, and nobody reads beyond
+    // `committed`.
+    unsafe {
+        let p = s.cursor(end);
+        std::ptr::write_unaligned(p as *mut [u8; 4], ev.head);
+        std::ptr::write_unaligned(p.add(4) as *mut [u8; 8], clock);
+        std::ptr::write_unaligned(p.add(12) as *mut [u8; 8], ev.payload);
+    }
+    end + 12 + ev.len
+}
+
+/// Writes the events of a creation noted for later (`Stream::take_later`) at `end`, stamped
+/// `clock`; returns where they end. Out of line: the events' own call sites stay small.
+#[inline(never)]
+fn put_later(s: &Stream, end: usize, clock: [u8; 8], l: Later) -> usize {
+    let (id, ty, alloc) = l;
+    // `set_later` was given a state's value: the table has its heads.
+    let [leave, enter] = STATE_HEADS[alloc as usize % STATE_HEADS.len()];
+    let end = put(s, end, clock, Small { head: enter, len: 0, payload: [0; 8] });
+    let end = put(s, end, clock, Small::two(*b"PPc", id, ty));
+    put(s, end, clock, Small { head: leave, len: 0, payload: [0; 8] })
 }
 
 /// Appends one event, stamped now, to the owner's buffer, flushing it first if it is nearly
@@ -473,17 +532,17 @@ fn task_label(entry: usize) -> String {
 impl Recorder for OvniRecorder {
     fn push(&self, s: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::bare(s.ovni_code(true))], |st| st.entered(s));
+            append_events(st, [Small::state(s, true)], |st| st.entered(s));
         }
     }
     fn pop(&self, s: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::bare(s.ovni_code(false))], Stream::left);
+            append_events(st, [Small::state(s, false)], Stream::left);
         }
     }
     fn switch(&self, from: State, to: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::bare(from.ovni_code(false)), Small::bare(to.ovni_code(true))], |st| {
+            append_events(st, [Small::state(from, false), Small::state(to, true)], |st| {
                 st.left();
                 st.entered(to);
             });
@@ -491,27 +550,24 @@ impl Recorder for OvniRecorder {
     }
     fn pass_into(&self, pass: State, to: State) {
         if let Some(st) = my_stream() {
-            let events = [pass.ovni_code(true), pass.ovni_code(false), to.ovni_code(true)].map(Small::bare);
+            let events = [Small::state(pass, true), Small::state(pass, false), Small::state(to, true)];
             append_events(st, events, |st| st.entered(to));
         }
     }
     fn pass_out(&self, from: State, pass: State) {
         if let Some(st) = my_stream() {
-            let events =
-                [from.ovni_code(false), pass.ovni_code(true), pass.ovni_code(false)].map(Small::bare);
+            let events = [Small::state(from, false), Small::state(pass, true), Small::state(pass, false)];
             append_events(st, events, Stream::left);
         }
     }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::bare(state.ovni_code(true)), Small::one(*b"PPx", id)], |st| {
-                st.entered(state)
-            });
+            append_events(st, [Small::state(state, true), Small::one(*b"PPx", id)], |st| st.entered(state));
         }
     }
     fn task_finish(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::one(*b"PPe", id), Small::bare(state.ovni_code(false))], Stream::left);
+            append_events(st, [Small::one(*b"PPe", id), Small::state(state, false)], Stream::left);
         }
     }
     fn task_created(&self, id: u32, entry: usize) {
@@ -521,17 +577,29 @@ impl Recorder for OvniRecorder {
     fn task_created_leaving(&self, id: u32, entry: usize, state: State) {
         let Some(st) = my_stream() else { return };
         let c = created(st, id, entry);
-        append_events(st, [c, Small::bare(state.ovni_code(false))], Stream::left);
+        append_events(st, [c, Small::state(state, false)], Stream::left);
     }
     fn task_created_within(&self, id: u32, entry: usize, state: State) {
         let Some(st) = my_stream() else { return };
         let c = created(st, id, entry);
         // The state is entered and left at this instant: the stack is as before.
-        append_events(
-            st,
-            [Small::bare(state.ovni_code(true)), c, Small::bare(state.ovni_code(false))],
-            |_| {},
-        );
+        append_events(st, [Small::state(state, true), c, Small::state(state, false)], |_| {});
+    }
+    fn task_created_later(&self, id: u32, entry: usize, state: State) {
+        let Some(st) = my_stream() else { return };
+        // At most one creation waits: an earlier one (a task allocated and not submitted
+        // yet, with no event since) is written now, in order.
+        write_later_now(st);
+        // The type is declared now (its `POc` comes before any use of it, see `declare`).
+        let ty = task_type(entry);
+        declare(st, ty, || task_label(entry));
+        st.set_later(id, ty, state as u8);
+    }
+    fn task_number(&self) -> u32 {
+        match my_stream() {
+            Some(st) => st.next_task_number(crate::task_number_block),
+            None => crate::next_task_number(),
+        }
     }
     fn task_execute(&self, id: u32) {
         if let Some(st) = my_stream() {
@@ -552,11 +620,9 @@ impl Recorder for OvniRecorder {
         let Some(st) = my_stream() else { return };
         let ty = worksharing_type(st, w);
         if begin {
-            append_events(st, [Small::one(*b"PQx", ty), Small::bare(state.ovni_code(true))], |st| {
-                st.entered(state)
-            });
+            append_events(st, [Small::one(*b"PQx", ty), Small::state(state, true)], |st| st.entered(state));
         } else {
-            append_events(st, [Small::bare(state.ovni_code(false)), Small::one(*b"PQe", ty)], Stream::left);
+            append_events(st, [Small::state(state, false), Small::one(*b"PQe", ty)], Stream::left);
         }
     }
 }

@@ -123,6 +123,13 @@ pub(super) struct Stream {
     /// process, one per slot (`type_slot`; 0: none): the few its thread uses, without a
     /// thread-local lookup per event. Owner only (Relaxed: no other thread reads them).
     known_types: [AtomicU32; KNOWN_TYPES],
+    /// The owner's unused task numbers, `next..end` (taken from the process's counter a block
+    /// at a time). Owner only (Relaxed).
+    task_ids: [AtomicU32; 2],
+    /// A task creation not written yet (`OvniRecorder::task_created_later`): its number (0:
+    /// none), type and allocation state, written with the owner's next event, at that
+    /// event's clock read. Owner only (Relaxed).
+    later: [AtomicU32; 3],
 }
 
 /// Slots of `Stream::known_types` (a power of two).
@@ -180,6 +187,8 @@ impl Stream {
             open: std::array::from_fn(|_| AtomicU8::new(0)),
             depth: AtomicUsize::new(0),
             known_types: std::array::from_fn(|_| AtomicU32::new(0)),
+            task_ids: std::array::from_fn(|_| AtomicU32::new(0)),
+            later: std::array::from_fn(|_| AtomicU32::new(0)),
         })
     }
 
@@ -294,6 +303,41 @@ impl Stream {
     /// Notes in the owner's cache that type `ty` is declared.
     pub(super) fn learn_type(&self, ty: u32) {
         self.known_types[type_slot(ty)].store(ty, Ordering::Relaxed);
+    }
+
+    /// The owner's next task number, from its block (`take_block` gives a new block of
+    /// numbers when this one is used up).
+    #[inline]
+    pub(super) fn next_task_number(&self, take_block: impl FnOnce() -> (u32, u32)) -> u32 {
+        let (mut next, mut end) =
+            (self.task_ids[0].load(Ordering::Relaxed), self.task_ids[1].load(Ordering::Relaxed));
+        if next == end {
+            (next, end) = take_block();
+            self.task_ids[1].store(end, Ordering::Relaxed);
+        }
+        self.task_ids[0].store(next.wrapping_add(1), Ordering::Relaxed);
+        next
+    }
+
+    /// Notes a creation to write with the owner's next event: task `id` (not 0) of type `ty`,
+    /// in state `alloc` (a Paraver value). The caller wrote any earlier one first.
+    #[inline]
+    pub(super) fn set_later(&self, id: u32, ty: u32, alloc: u8) {
+        debug_assert!(id != 0 && self.later[0].load(Ordering::Relaxed) == 0);
+        self.later[1].store(ty, Ordering::Relaxed);
+        self.later[2].store(alloc as u32, Ordering::Relaxed);
+        self.later[0].store(id, Ordering::Relaxed);
+    }
+
+    /// Takes the creation noted by `set_later`, if any: (id, type, state value).
+    #[inline]
+    pub(super) fn take_later(&self) -> Option<(u32, u32, u8)> {
+        let id = self.later[0].load(Ordering::Relaxed);
+        if id == 0 {
+            return None;
+        }
+        self.later[0].store(0, Ordering::Relaxed);
+        Some((id, self.later[1].load(Ordering::Relaxed), self.later[2].load(Ordering::Relaxed) as u8))
     }
 
     // The stack of open states, for closing: only the owner writes it (Relaxed), inside
@@ -616,18 +660,14 @@ mod tests {
                 let s = s.clone();
                 std::thread::spawn(move || {
                     while !s.closed.load(Ordering::Relaxed) {
-                        append_events(&s, [Small::bare(a.ovni_code(true))], |s| s.entered(a));
-                        append_events(&s, [Small::bare(b.ovni_code(true))], |s| s.entered(b));
-                        append_events(
-                            &s,
-                            [Small::bare(b.ovni_code(false)), Small::bare(c.ovni_code(true))],
-                            |s| {
-                                s.left();
-                                s.entered(c)
-                            },
-                        );
-                        append_events(&s, [Small::bare(c.ovni_code(false))], Stream::left);
-                        append_events(&s, [Small::bare(a.ovni_code(false))], Stream::left);
+                        append_events(&s, [Small::state(a, true)], |s| s.entered(a));
+                        append_events(&s, [Small::state(b, true)], |s| s.entered(b));
+                        append_events(&s, [Small::state(b, false), Small::state(c, true)], |s| {
+                            s.left();
+                            s.entered(c)
+                        });
+                        append_events(&s, [Small::state(c, false)], Stream::left);
+                        append_events(&s, [Small::state(a, false)], Stream::left);
                     }
                 })
             };
@@ -676,8 +716,8 @@ mod tests {
         for (name, change) in stopped_inside {
             let path = dir.join(name);
             let s = Stream::create(&path).unwrap();
-            append_events(&s, [Small::bare(a.ovni_code(true))], |s| s.entered(a));
-            append_events(&s, [Small::bare(b.ovni_code(true))], |s| s.entered(b));
+            append_events(&s, [Small::state(a, true)], |s| s.entered(a));
+            append_events(&s, [Small::state(b, true)], |s| s.entered(b));
             // `append_events` up to its stack change, as the owner would be when stopped.
             let len = s.len.load(Ordering::Relaxed);
             s.committed.store(s.busy_word(len), Ordering::Relaxed);
@@ -731,6 +771,64 @@ mod tests {
         assert!(body.len() > 3 * (BUF_BYTES - 4096), "only {} bytes", body.len());
         assert!(ends.binary_search(&body.len()).is_ok(), "cut inside an event at {}", body.len());
         assert!(all[..body.len()] == *body, "the file is not what the owner recorded");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    /// A creation noted for later is written with the owner's next event, before it and at
+    /// its clock read (allocation state entered, task created, state left); a second one
+    /// noted first writes the waiting one at once; one still waiting when the thread ends is
+    /// written before the stream closes. Numbers come from the stream's block, not 0.
+    #[test]
+    fn a_later_creation_goes_out_with_the_next_event() {
+        use crate::ovni::{Small, append_events, write_later_now};
+        let dir = test_dir("later");
+        let path = dir.join("s");
+        let s = Stream::create(&path).unwrap();
+        let (alloc, run) = (State::TaskAllocation, State::TaskRunning);
+        let mut block = 0;
+        let mut take_block = || {
+            block += 1;
+            (100 * block, 100 * block + 2)
+        };
+        let ids: Vec<u32> = (0..3).map(|_| s.next_task_number(&mut take_block)).collect();
+        assert_eq!(ids, [100, 101, 200]);
+        s.set_later(ids[0], 0x51, alloc as u8);
+        append_events(&s, [Small::state(run, true)], |s| s.entered(run));
+        s.set_later(ids[1], 0x51, alloc as u8);
+        // What `task_created_later` does before noting another.
+        write_later_now(&s);
+        s.set_later(ids[2], 0x53, alloc as u8);
+        append_events(&s, [Small::state(run, false)], Stream::left);
+        s.set_later(ids[0], 0x55, alloc as u8);
+        // What the thread's end does before closing.
+        write_later_now(&s);
+        s.close(true, false);
+        let events = format::decode(&std::fs::read(&path).unwrap()).expect("a whole stream").events;
+        let (a, a_end) = (alloc.ovni_code(true), alloc.ovni_code(false));
+        // A creation's three events: the allocation entered, the task created, the state left.
+        let creation = |id: u32, ty: u32| {
+            let mut p = id.to_le_bytes().to_vec();
+            p.extend(ty.to_le_bytes());
+            [(a, Payload::None), (*b"PPc", Payload::Raw(p)), (a_end, Payload::None)]
+        };
+        let got: Vec<([u8; 3], Payload)> = events.iter().map(|e| (e.mcv, e.payload.clone())).collect();
+        let mut want = Vec::new();
+        want.extend(creation(100, 0x51));
+        want.push((run.ovni_code(true), Payload::None));
+        want.extend(creation(101, 0x51));
+        want.extend(creation(200, 0x53));
+        want.push((run.ovni_code(false), Payload::None));
+        want.extend(creation(100, 0x55));
+        want.push((*b"OHe", Payload::None));
+        assert_eq!(got, want);
+        // One clock read per group: the later events share their next event's stamp.
+        for group in [&events[0..4], &events[4..7], &events[7..11], &events[11..14]] {
+            assert!(
+                group.iter().all(|e| e.clock == group[0].clock),
+                "{:?}",
+                group.iter().map(|e| e.clock).collect::<Vec<_>>()
+            );
+        }
+        assert!(events[3].clock < events[4].clock && events[6].clock < events[7].clock);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

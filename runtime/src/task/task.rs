@@ -537,7 +537,9 @@ pub(crate) enum CreationTrace {
     Timed,
     /// The block came from the thread's own list (a few loads and stores, less than the clock
     /// read that would time them): the allocation state is entered and left at the instant of
-    /// the creation, one clock read for the three events.
+    /// the creation, and that instant is the thread's next event (the task's submission,
+    /// right after clang's code fills it in; see `oxiomp_instrument::task_created_later`): a
+    /// task run at once reads the clock twice in all.
     Instant,
 }
 
@@ -619,7 +621,7 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
                 n.routine.map_or(0, |r| r as usize),
                 oxiomp_instrument::State::TaskAllocation,
             ),
-            CreationTrace::Instant => oxiomp_instrument::task_created_within(
+            CreationTrace::Instant => oxiomp_instrument::task_created_later(
                 n.routine.map_or(0, |r| r as usize),
                 oxiomp_instrument::State::TaskAllocation,
             ),
