@@ -19,13 +19,27 @@ pub struct StaticChunk {
 }
 
 /// The number of iterations of `for (i = lb; incr > 0 ? i <= ub : i >= ub; i += incr)`.
+#[inline]
 pub fn trip_count(lb: i128, ub: i128, incr: i128) -> u128 {
     if incr > 0 && ub >= lb {
-        ((ub - lb) / incr + 1) as u128
+        // clang's normalised loops step by 1: no division at all.
+        if incr == 1 { (ub - lb + 1) as u128 } else { (div_rem(ub - lb, incr).0 + 1) as u128 }
     } else if incr < 0 && lb >= ub {
-        ((lb - ub) / -incr + 1) as u128
+        (div_rem(lb - ub, -incr).0 + 1) as u128
     } else {
         0
+    }
+}
+
+/// `(a / b, a % b)` for `a >= 0`, `b > 0`: in 64 bits when both fit (every loop but one over
+/// the whole 64-bit range), where the 128-bit division is a library call several times
+/// slower.
+#[inline]
+fn div_rem(a: i128, b: i128) -> (i128, i128) {
+    debug_assert!(a >= 0 && b > 0);
+    match (u64::try_from(a), u64::try_from(b)) {
+        (Ok(a), Ok(b)) => ((a / b) as i128, (a % b) as i128),
+        _ => (a / b, a % b),
     }
 }
 
@@ -53,8 +67,7 @@ pub fn static_chunk(
     }
     let (t, n) = (tid as i128, nth as i128);
     if !chunked || chunk <= 0 {
-        let q = tc / n;
-        let r = tc % n;
+        let (q, r) = div_rem(tc, n);
         let count = q + i128::from(t < r);
         if count == 0 {
             // No iterations: the lower bound one step past the upper one.
@@ -68,11 +81,11 @@ pub fn static_chunk(
         return StaticChunk { lower, upper, stride: tc, last: t == last_tid };
     }
     let span = chunk * incr;
-    let nchunks = (tc + chunk - 1) / chunk;
+    let nchunks = div_rem(tc + chunk - 1, chunk).0;
     let lower = lb + t * span;
     let upper = lower + span - incr;
     let stride = if nchunks < n { span * nchunks } else { span * n };
-    StaticChunk { lower, upper, stride, last: t == (nchunks - 1) % n }
+    StaticChunk { lower, upper, stride, last: t == div_rem(nchunks - 1, n).1 }
 }
 
 #[cfg(test)]
@@ -106,6 +119,58 @@ mod tests {
             s.iter().map(|c| (c.lower, c.upper, c.last)).collect::<Vec<_>>(),
             vec![(9, 6, false), (5, 3, false), (2, 0, true)]
         );
+    }
+
+    /// The 64-bit fast paths give what 128-bit arithmetic gives, at the edges of the range too.
+    #[test]
+    fn division_fast_path_matches_128_bits() {
+        let edges = [0i128, 1, 2, 3, 7, 63, 64, 65, u32::MAX as i128, i64::MAX as i128, u64::MAX as i128];
+        for &a in edges.iter().chain(&[u64::MAX as i128 + 1, 1 << 100]) {
+            for &b in &edges[1..] {
+                assert_eq!(div_rem(a, b), (a / b, a % b), "{a} / {b}");
+            }
+        }
+        let (min, max) = (i64::MIN as i128, i64::MAX as i128);
+        for (lb, ub, incr) in
+            [(min, max, 1), (min, max, 3), (max, min, -1), (max, min, -7), (0, max, 1), (-5, 5, 1)]
+        {
+            let want = if incr > 0 { (ub - lb) / incr + 1 } else { (lb - ub) / -incr + 1 } as u128;
+            assert_eq!(trip_count(lb, ub, incr), want, "{lb}..{ub} by {incr}");
+            for nth in [2u32, 3, 16] {
+                for chunk in [0, 1, 5] {
+                    for tid in 0..nth {
+                        let got = static_chunk(lb, ub, incr, chunk > 0, chunk, tid, nth);
+                        assert_eq!(
+                            got,
+                            reference_chunk(lb, ub, incr, chunk, tid, nth),
+                            "{lb}..{ub} by {incr}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `static_chunk` as it was written before the 64-bit paths, all in 128 bits.
+    fn reference_chunk(lb: i128, ub: i128, incr: i128, chunk: i128, tid: u32, nth: u32) -> StaticChunk {
+        let tc = if incr > 0 { (ub - lb) / incr + 1 } else { (lb - ub) / -incr + 1 };
+        let (t, n) = (tid as i128, nth as i128);
+        if chunk <= 0 {
+            let (q, r) = (tc / n, tc % n);
+            let count = q + i128::from(t < r);
+            if count == 0 {
+                let past = if incr > 0 { ub + 1 } else { ub - 1 };
+                return StaticChunk { lower: past, upper: ub, stride: tc, last: false };
+            }
+            let lower = lb + (t * q + t.min(r)) * incr;
+            let last_tid = if tc >= n { n - 1 } else { tc - 1 };
+            return StaticChunk { lower, upper: lower + (count - 1) * incr, stride: tc, last: t == last_tid };
+        }
+        let span = chunk * incr;
+        let nchunks = (tc + chunk - 1) / chunk;
+        let lower = lb + t * span;
+        let stride = if nchunks < n { span * nchunks } else { span * n };
+        StaticChunk { lower, upper: lower + span - incr, stride, last: t == (nchunks - 1) % n }
     }
 
     /// Every iteration is dealt exactly once, for many shapes.
