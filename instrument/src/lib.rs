@@ -316,20 +316,10 @@ pub fn task_created_leaving(entry: usize, state: State) -> u32 {
 }
 
 /// [`task_created`] in `state` (the allocation), entered and left at the instant of the
-/// creation: one clock read for the three events, for an allocation too short to time (the
-/// clock read would cost more than what it measures).
-#[inline(always)]
-pub fn task_created_within(entry: usize, state: State) -> u32 {
-    if !enabled() {
-        return 0;
-    }
-    task_created_slow(entry, Around::Within(state))
-}
-
-/// [`task_created_within`], recorded with the calling thread's next event and stamped with
-/// its clock read ([`Recorder::task_created_later`]): for a task that its creator submits
-/// right after filling it in, so that a task run at once reads the clock twice (its start and
-/// its end) rather than three times.
+/// creation (an allocation too short to time: the clock read would cost more than what it
+/// measures), recorded with the calling thread's next event and stamped with its clock read
+/// ([`Recorder::task_created_later`]): for a task that its creator submits right after filling
+/// it in, so that a task run at once reads the clock twice (its start and its end).
 #[inline(always)]
 pub fn task_created_later(entry: usize, state: State) -> u32 {
     if !enabled() {
@@ -344,9 +334,7 @@ enum Around {
     Nothing,
     /// The thread leaves this state.
     Leaving(State),
-    /// The thread enters and leaves this state.
-    Within(State),
-    /// As `Within`, at the instant of the thread's next event.
+    /// The thread enters and leaves this state, at the instant of its next event.
     Later(State),
 }
 
@@ -359,13 +347,12 @@ fn task_created_slow(entry: usize, around: Around) -> u32 {
     match (id, around) {
         (0, Around::Nothing) => {}
         (0, Around::Leaving(s)) => r.pop(s),
-        (0, Around::Within(s) | Around::Later(s)) => {
+        (0, Around::Later(s)) => {
             r.push(s);
             r.pop(s);
         }
         (_, Around::Nothing) => r.task_created(id, entry),
         (_, Around::Leaving(s)) => r.task_created_leaving(id, entry, s),
-        (_, Around::Within(s)) => r.task_created_within(id, entry, s),
         (_, Around::Later(s)) => r.task_created_later(id, entry, s),
     }
     id
