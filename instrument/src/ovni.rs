@@ -591,9 +591,7 @@ impl Recorder for OvniRecorder {
         // yet, with no event since) is written now, in order.
         write_later_now(st);
         // The type is declared now (its `POc` comes before any use of it, see `declare`).
-        let ty = task_type(entry);
-        declare(st, ty, || task_label(entry));
-        st.set_later(id, ty, state as u8);
+        st.set_later(id, declared_task_type(st, entry), state as u8);
     }
     fn task_number(&self) -> u32 {
         match my_stream() {
@@ -631,9 +629,15 @@ impl Recorder for OvniRecorder {
 /// (declared in the stream if needed).
 #[inline]
 fn created(st: &Stream, id: u32, entry: usize) -> Small {
+    Small::two(*b"PPc", id, declared_task_type(st, entry))
+}
+
+/// The type number of tasks whose code is at `entry`, declared in the stream if needed.
+#[inline]
+fn declared_task_type(st: &Stream, entry: usize) -> u32 {
     let ty = task_type(entry);
     declare(st, ty, || task_label(entry));
-    Small::two(*b"PPc", id, ty)
+    ty
 }
 
 /// The type number of worksharing constructs of kind `w`, declared in the stream if needed.
