@@ -275,6 +275,56 @@ fn allocations_from_the_threads_list_are_instants() {
 }
 
 #[test]
+fn taskloop_chunks_are_duplicated_then_run() {
+    let (t, _) = traced_run("trace_taskloop", "1", true);
+    let th = t
+        .threads
+        .iter()
+        .find(|th| th.events.iter().any(|e| &e.mcv == b"PPc"))
+        .expect("the encountering thread");
+    let count = |code: &[u8; 3]| th.events.iter().filter(|e| &e.mcv == code).count();
+    // Two patterns (allocated, never run), 12 + 3 chunks and 3 tasks made by the chunks of
+    // the second loop: each created once; the chunks and tasks each run and end once.
+    assert_eq!(count(b"PPc"), 2 + 15 + 3);
+    assert_eq!(count(b"PPx"), 15 + 3);
+    assert_eq!(count(b"PPe"), 15 + 3);
+    // Each chunk: copied from the pattern in the duplicating state, then run (the tasks the
+    // second loop's chunks create run at once inside them: allocation, then running).
+    let states = seq(&th.events, &[Subsystem::Task]);
+    let (dup, run, alloc) = (State::TaskDuplicating, State::TaskRunning, State::TaskAllocation);
+    let mut want = Vec::new();
+    want.extend(pair(alloc));
+    for _ in 0..12 {
+        want.extend(pair(dup));
+        want.extend(pair(run));
+    }
+    want.extend(pair(alloc));
+    for _ in 0..3 {
+        want.extend(pair(dup));
+        want.push((true, run));
+        want.extend(pair(alloc));
+        want.extend(pair(run));
+        want.push((false, run));
+    }
+    let got: Vec<(bool, State)> = states
+        .into_iter()
+        .filter(|(_, s)| matches!(s, State::TaskDuplicating | State::TaskRunning | State::TaskAllocation))
+        .collect();
+    assert_eq!(got, want);
+    // Each execution has a task id of its own, also the chunks that ran one after the other
+    // in one block.
+    let mut ids: Vec<u32> = th
+        .events
+        .iter()
+        .filter(|e| &e.mcv == b"PPx")
+        .map(|e| e.payload_u32(0).expect("PPx carries a task id"))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 18, "task ids of the executions");
+}
+
+#[test]
 fn nested_regions_are_recorded_per_level() {
     let (t, _) = traced_run("trace_nested", "2", true);
     // 2 outer members fork one inner region each: 3 fork calls (1 outer, 2 inner), and every

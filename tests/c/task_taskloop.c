@@ -37,6 +37,11 @@
 //    the task); every thread running its own taskloop concurrently
 //  * master taskloop (not masked taskloop: clang-19 emits nothing for it) and
 //    parallel master taskloop reduction
+//  * chunks that run one after the other on one thread: each starts from the
+//    pattern's firstprivate values, with the ICVs of the task that met the
+//    construct (what a chunk sets with omp_set_num_threads / omp_set_dynamic
+//    dies with it), also for an untied taskloop whose chunks reach a
+//    taskyield (a task scheduling point in the middle of the chunk)
 // oxiomp-test: threads=1,2,4,16
 #include <limits.h>
 #include <omp.h>
@@ -552,6 +557,49 @@ static void test_master_taskloop(void) {
   check_once("parallel master taskloop simd", 500);
 }
 
+/* every chunk starts afresh: firstprivate values, ICVs; untied chunks pass a
+   taskyield in their middle and finish every iteration */
+static void test_fresh_chunks(long g) {
+  int fp = 7, bad = 0;
+  int nthr = omp_get_max_threads(), dyn = omp_get_dynamic();
+  reset();
+#pragma omp taskloop grainsize(g) firstprivate(fp) shared(bad, nthr, dyn)
+  for (int i = 0; i < 200; i++) {
+    if (fp < 7 || fp > 7 + 2 * g) __atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+    if (omp_get_max_threads() != nthr + fp - 7) __atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+    if (omp_get_dynamic() != (fp == 7 ? dyn : !dyn)) __atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+    fp++;
+    omp_set_num_threads(nthr + fp - 7);
+    omp_set_dynamic(!dyn);
+    hit(i, 0);
+  }
+  CHECK_EQ("taskloop: a chunk did not start from the pattern's firstprivate and ICVs", bad, 0);
+  CHECK_EQ("taskloop: a chunk's omp_set_num_threads outlived the construct", omp_get_max_threads(), nthr);
+  CHECK_EQ("taskloop: a chunk's omp_set_dynamic outlived the construct", omp_get_dynamic(), dyn);
+  check_once("taskloop, fresh chunks", 200);
+
+  static int half[MAXN];
+  memset(half, 0, sizeof half);
+  reset();
+  fp = 3;
+  bad = 0;
+#pragma omp taskloop untied grainsize(g) firstprivate(fp) shared(bad)
+  for (int i = 0; i < 200; i++) {
+    if (fp < 3 || fp > 3 + 2 * g) __atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+    fp++;
+    hit(i, 0);
+#pragma omp taskyield
+    __atomic_fetch_add(&half[i], 1, __ATOMIC_RELAXED);
+  }
+  CHECK_EQ("untied taskloop: a chunk did not start from the pattern's firstprivate", bad, 0);
+  check_once("untied taskloop with taskyield", 200);
+  for (int k = 0; k < 200; k++)
+    if (half[k] != 1) {
+      CHECK_EQ("untied taskloop: second half of an iteration (after taskyield)", half[k], 1);
+      break;
+    }
+}
+
 int main(void) {
   static const long grains[] = {1, 4, 33, 5000};
   static const long ntasks[] = {1, 3, 16, 100000};
@@ -587,6 +635,7 @@ int main(void) {
       test_descendants();
       test_reduction(g);
       test_in_task();
+      test_fresh_chunks(g);
     }
     test_nogroup_barrier();
     test_reduction_all_threads();

@@ -388,15 +388,43 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
             || (t.priority.get() == 0 && team.tasks().own_len(th.tid()) >= CUTOFF)))
 }
 
-/// Runs the body of `t` on the calling thread now, as an included task that is not counted
-/// and not completed: a taskloop reuses one block for the chunks it runs in place.
+/// Runs chunk after chunk in block `t` on the calling thread, each an included task of the
+/// current task that is not counted and not completed (a taskloop's chunks run in place):
+/// `next` readies the block for the next chunk, false when there is none. Stops after a chunk
+/// that left children behind (its block must not serve another chunk: that chunk's `taskwait`
+/// and dependences must see only its own children). One ICV save slot serves the run; what a
+/// chunk changes in the ICVs dies with it. `TRACED`: each chunk is a task of its own in the
+/// trace, created as it starts.
 #[inline]
-pub(crate) fn run_in_place(th: Thread, t: &'static Task) {
-    // Each chunk run in place is a task of its own in the trace.
+pub(crate) fn run_in_place<const TRACED: bool>(th: Thread, t: &'static Task, mut next: impl FnMut() -> bool) {
+    debug_assert!(!t.has_icvs());
+    let ctx = th.ctx();
+    let parent = ctx.task;
+    let saved = IcvSave::new();
+    let prev_save = ctx.icv_save;
     // SAFETY: the task's own kmp_task_t.
-    let id = oxiomp_instrument::task_created(unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize));
-    run_body(th, t, Some(id), true);
-    run_destructors(t);
+    let entry = unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize);
+    while next() {
+        let id = if TRACED { oxiomp_instrument::task_created(entry) } else { 0 };
+        let ctx = th.ctx();
+        ctx.task = t;
+        // Each chunk's first change of an ICV saves them here (and clears the pointer).
+        ctx.icv_save = &saved;
+        call_routine(th, t, Some(id), true);
+        let ctx = th.ctx();
+        ctx.task = parent;
+        if let Some(back) = saved.take() {
+            ctx.icvs = back;
+        }
+        run_destructors(t);
+        // Relaxed: only this thread writes it (a chunk counts the children it generates;
+        // their retirement goes to another word, see `sync/retire.rs`).
+        if t.spawned.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+    }
+    // The chunks' uses of `icv_save` ended with them.
+    th.ctx().icv_save = prev_save;
 }
 
 /// Runs `t`'s body (when `run`) on this thread as its current task, with the task's ICVs;

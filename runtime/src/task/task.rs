@@ -668,13 +668,13 @@ pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) 
     let block = cache.alloc(size);
     // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
     // creator's when it is queued, or borrows them when it runs in place.
-    // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
-    let routine = unsafe { (*src.kmp()).routine };
     let head = ChildHead {
         flags: src.flags,
         id,
         size,
-        trace_id: oxiomp_instrument::task_created(routine.map_or(0, |r| r as usize)),
+        // Not a task of the trace itself: each chunk that runs in the block is created there
+        // as it starts (`run_in_place`).
+        trace_id: 0,
         is_final: src.is_final,
         priority: src.priority.get(),
     };
@@ -703,6 +703,39 @@ pub(crate) fn copy_body(src: &Task, dst: &Task) {
         if !sh.is_null() {
             (*kt).shareds = p.add(sh.offset_from(src_base) as usize) as *mut c_void;
         }
+    }
+}
+
+/// Where the privates of taskloop pattern `src` lie in its block (byte offsets): after the
+/// `KmpTaskloop` header, up to the shareds block (or the block's end). For
+/// [`refresh_chunk`]; the pattern is laid out as clang lays out a taskloop task.
+pub(crate) fn chunk_privates(src: &Task) -> std::ops::Range<usize> {
+    let fixed = HEADER + std::mem::size_of::<KmpTaskloop>();
+    // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
+    let sh = unsafe { (*src.kmp()).shareds } as usize;
+    let end = if sh == 0 { src.size } else { sh - src as *const Task as usize };
+    fixed..end.max(fixed)
+}
+
+/// Readies block `dst`, which ran a chunk of the taskloop whose pattern is `src`, for the
+/// next chunk. Clang's code for a chunk writes only the chunk's privates (`privates`, from
+/// [`chunk_privates`]) and `part_id` (an untied chunk's progress): those are copied again.
+/// The rest is still the pattern's: routine, shareds pointer, step, reductions, and the shareds
+/// block (pointers the body only reads); the bounds and the last-chunk flag are the caller's
+/// to write. Both are explicit tasks of the same size.
+#[inline]
+pub(crate) fn refresh_chunk(src: &Task, dst: &Task, privates: &std::ops::Range<usize>) {
+    debug_assert_eq!(src.size, dst.size);
+    debug_assert!(privates.end <= src.size);
+    // SAFETY: `privates` lies inside both blocks (it ends at most at `size`); the body is
+    // plain data clang laid out, which nobody else touches now.
+    unsafe {
+        if !privates.is_empty() {
+            let from = (src as *const Task as *const u8).add(privates.start);
+            let to = (dst as *const Task as *mut u8).add(privates.start);
+            std::ptr::copy_nonoverlapping(from, to, privates.len());
+        }
+        (*dst.kmp()).part_id = 0;
     }
 }
 

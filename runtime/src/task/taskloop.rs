@@ -87,6 +87,11 @@ struct Loop {
     strict: bool,
     lb_off: usize,
     ub_off: usize,
+    /// The pattern is laid out as clang's `KmpTaskloop` with the bounds where it puts them
+    /// (then a block that ran a chunk is readied for the next by [`task::refresh_chunk`]).
+    standard: bool,
+    /// Where the pattern's privates lie (when `standard`).
+    privates: std::ops::Range<usize>,
     dup: Option<DupFn>,
     /// Chunks a range runs in place rather than splitting further.
     leaf: u64,
@@ -119,7 +124,7 @@ impl Loop {
         unsafe {
             *((ckt as *mut u8).add(self.lb_off) as *mut u64) = lb;
             *((ckt as *mut u8).add(self.ub_off) as *mut u64) = ub;
-            if self.lb_off == std::mem::offset_of!(KmpTaskloop, lb) {
+            if self.standard {
                 (*(ckt as *mut KmpTaskloop)).liter = last;
             }
             if let Some(dup) = self.dup {
@@ -155,6 +160,9 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     if lb_off.max(ub_off) + 8 > body {
         crate::fatal(format_args!("taskloop bounds at offsets {lb_off}/{ub_off} lie outside the task"));
     }
+    let standard = lb_off == std::mem::offset_of!(KmpTaskloop, lb)
+        && ub_off == std::mem::offset_of!(KmpTaskloop, ub)
+        && body >= std::mem::size_of::<KmpTaskloop>();
     let tc = trip_count(a.lb, a.ub, a.st);
     if !a.nogroup {
         super::taskgroup_begin(th);
@@ -172,6 +180,8 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
         strict: a.strict && a.sched == 1,
         lb_off,
         ub_off,
+        standard,
+        privates: if standard { task::chunk_privates(pattern) } else { 0..0 },
         dup: a.dup,
         // A few ranges per thread: enough to balance, few enough to cost nothing.
         leaf: (n / (nthreads as u64 * 8)).max(1),
@@ -205,42 +215,64 @@ fn run_range(th: Thread, l: &Loop, k0: u64, mut k1: u64) {
 
 /// Runs chunks `k0..k1` on this thread, each as an included task of the current task, in one
 /// block copied afresh from the pattern for each chunk (a new block after a chunk that left
-/// children).
+/// children). A chunk does not start once the taskgroup or region is cancelled.
 fn run_chunks(th: Thread, l: &Loop, k0: u64, k1: u64) {
+    // One test of the tracing flag for the run, not three per chunk.
+    if oxiomp_instrument::enabled() {
+        run_chunks_as::<true>(th, l, k0, k1)
+    } else {
+        run_chunks_as::<false>(th, l, k0, k1)
+    }
+}
+
+/// [`run_chunks`], recording the duplicating state and each chunk's creation when `TRACED`.
+#[inline(always)]
+fn run_chunks_as<const TRACED: bool>(th: Thread, l: &Loop, k0: u64, k1: u64) {
     let parent = super::current(th);
     let group = parent.cur_group.get();
-    let mut block: Option<&'static Task> = None;
-    for k in k0..k1 {
-        if super::cancelled_in(group, parent.team()) {
-            // `cancel taskgroup` (or the region's cancellation): chunks not started are
-            // discarded.
-            break;
-        }
-        oxiomp_instrument::task_duplicating_enter();
-        let c = match block {
-            Some(c) => {
-                task::copy_body(l.pattern, c);
-                c
+    let team = parent.team();
+    let mut k = k0;
+    while k < k1 && !super::cancelled_in(group, team) {
+        let c = duplicating::<TRACED, _>(|| {
+            let c = task::duplicate(l.pattern, parent, th.desc().task_cache(), super::next_id(th));
+            super::begin_in_place(c);
+            l.prepare(c, k);
+            c
+        });
+        // The block's first chunk is ready; each later one is copied from the pattern again.
+        let mut first = true;
+        super::run_in_place::<TRACED>(th, c, || {
+            if !std::mem::replace(&mut first, false) {
+                if k == k1 || super::cancelled_in(group, team) {
+                    return false;
+                }
+                duplicating::<TRACED, _>(|| {
+                    if l.standard {
+                        task::refresh_chunk(l.pattern, c, &l.privates);
+                    } else {
+                        task::copy_body(l.pattern, c);
+                    }
+                    l.prepare(c, k);
+                });
             }
-            None => {
-                let c = task::duplicate(l.pattern, parent, th.desc().task_cache(), super::next_id(th));
-                super::begin_in_place(c);
-                *block.insert(c)
-            }
-        };
-        l.prepare(c, k);
-        oxiomp_instrument::task_duplicating_exit();
-        super::run_in_place(th, c);
-        if c.spawned.load(Ordering::Relaxed) != 0 {
-            // The chunk left children behind: the next chunk gets a block of its own, so that
-            // its `taskwait` and its children's dependences see only its own children.
-            super::discard_after_run(c);
-            block = None;
-        }
-    }
-    if let Some(c) = block {
+            k += 1;
+            true
+        });
         super::discard_after_run(c);
     }
+}
+
+/// Runs `f` in the duplicating state (recorded when `TRACED`).
+#[inline(always)]
+fn duplicating<const TRACED: bool, R>(f: impl FnOnce() -> R) -> R {
+    if TRACED {
+        oxiomp_instrument::task_duplicating_enter();
+    }
+    let r = f();
+    if TRACED {
+        oxiomp_instrument::task_duplicating_exit();
+    }
+    r
 }
 
 /// A range task's `kmp_task_t` and what it runs.
