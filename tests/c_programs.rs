@@ -304,6 +304,7 @@ c_tests! {
     task_icvs_region,
     task_memory,
     task_priority,
+    task_priority_wait,
     task_proxy,
     task_reduction,
     task_resubmit,

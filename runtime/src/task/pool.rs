@@ -130,7 +130,11 @@ impl TaskPool {
             let mut p = self.prio.lock();
             match p.0.peek() {
                 Some(top) if allowed(top.task) => return p.0.pop().map(|x| x.task),
-                Some(_) => {}
+                Some(_) => {
+                    if let Some(t) = take_allowed(&mut p.0, allowed) {
+                        return Some(t);
+                    }
+                }
                 // Relaxed: a hint (see `push`), under the heap's lock.
                 None => self.has_prio.store(false, Ordering::Relaxed),
             }
@@ -260,6 +264,24 @@ impl TaskPool {
 /// lines) then serves several tasks when one thread produces them and another consumes.
 const STEAL_BATCH: usize = 8;
 
+/// The heap's best task that `allowed` accepts, taken out of it, when its top is refused (a
+/// thread waiting in a task may run only that task's descendants). Looking at the top alone
+/// would hang: threads that each wait in a task whose prioritised children sit below an
+/// older task none of them may start (recursive code with `priority` and `taskwait`; libomp
+/// 19 hangs there) would never reach them. Every entry is looked at, and the heap rebuilt
+/// without the one taken: O(n) in the buffer the heap already has (no allocation), on a path
+/// only constrained threads take.
+#[cold]
+fn take_allowed(heap: &mut BinaryHeap<Prio>, allowed: &dyn Fn(TaskRef) -> bool) -> Option<TaskRef> {
+    // `iter` visits the heap's buffer in its order, the order `into_vec` keeps.
+    let (best, _) =
+        heap.iter().enumerate().filter(|(_, e)| allowed(e.task)).max_by(|(_, a), (_, b)| a.cmp(b))?;
+    let mut entries = std::mem::take(heap).into_vec();
+    let taken = entries.swap_remove(best).task;
+    *heap = BinaryHeap::from(entries);
+    Some(taken)
+}
+
 fn steal(mut f: impl FnMut() -> Steal<TaskRef>) -> Option<TaskRef> {
     loop {
         match f() {
@@ -304,5 +326,26 @@ mod tests {
         let first = pool.take(0, &mut rng, &any, true).expect("a foreign task");
         assert!(first != allowed);
         assert!(pool.own_len(0) >= 1, "the batch's other tasks are in the thief's deque");
+    }
+
+    /// A constrained thread finds its prioritised tasks below a top it may not run: the best
+    /// of those it may run (highest priority, then oldest), the refused ones staying queued in
+    /// order for the others.
+    #[test]
+    fn a_constrained_thread_reaches_below_a_refused_top() {
+        let pool = TaskPool::new(2);
+        pool.push(Some(0), fake(1), 9); // the top, refused
+        pool.push(Some(0), fake(2), 3);
+        pool.push(Some(0), fake(3), 5);
+        pool.push(Some(0), fake(4), 5); // as high as fake(3), younger
+        pool.push(Some(0), fake(5), 7); // refused
+        let mut rng = 1;
+        let mine = |t: TaskRef| [fake(2), fake(3), fake(4)].contains(&t);
+        let order: Vec<_> = (0..4).map(|_| pool.take(1, &mut rng, &mine, false)).collect();
+        assert_eq!(order, [Some(fake(3)), Some(fake(4)), Some(fake(2)), None]);
+        let any = |_: TaskRef| true;
+        assert_eq!(pool.take(0, &mut rng, &any, false), Some(fake(1)));
+        assert_eq!(pool.take(0, &mut rng, &any, false), Some(fake(5)));
+        assert_eq!(pool.take(0, &mut rng, &any, false), None);
     }
 }

@@ -849,7 +849,7 @@ pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
 }
 
 /// A task pointer that can travel between threads in queues.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct TaskRef(pub *const Task);
 
 // SAFETY: a queued task is owned by the queue until a thread takes it; tasks are designed to be
