@@ -20,7 +20,9 @@ fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trace").join(format!("{name}.c"));
     let dir = profile_dir().join("trace-tests");
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join(name);
+    // One executable per run: tests that run one program in teams of different sizes run
+    // in parallel (one compiling over the file the other executes fails with ETXTBSY).
+    let exe = dir.join(format!("{name}-{threads}"));
     let out = Command::new("clang-19")
         .args(["-fopenmp", "-O2", "-Wall", "-g"])
         .arg(&src)
@@ -234,9 +236,222 @@ fn task_states_are_exact() {
         want.extend(pair(State::TaskAllocation));
     }
     assert_eq!(creation, want);
-    let waits =
-        seq(&creator.events, &[Subsystem::Task]).iter().filter(|&&(e, s)| e && s == State::Taskwait).count();
-    assert!(waits <= 1, "one taskwait at most, got {waits}");
+    // The taskwait records a state only if it had to wait (the other thread may have run
+    // every task by then): if it did, once, after the last creation, balanced.
+    let tasks = seq(&creator.events, &[Subsystem::Task]);
+    let waits: Vec<usize> =
+        tasks.iter().enumerate().filter(|&(_, &(_, s))| s == State::Taskwait).map(|(i, _)| i).collect();
+    match waits[..] {
+        [] => {}
+        [enter, exit] => {
+            assert_eq!((tasks[enter].0, tasks[exit].0), (true, false), "{tasks:?}");
+            let last_alloc = tasks.iter().rposition(|&(_, s)| s == State::TaskAllocation);
+            assert!(last_alloc.is_some_and(|a| a < enter), "taskwait before a creation: {tasks:?}");
+        }
+        _ => panic!("one taskwait at most: {tasks:?}"),
+    }
+}
+
+/// The thread that started the process (on Linux its thread id is the process id).
+fn initial_thread(t: &Trace) -> &trace::ThreadStream {
+    let initial: Vec<_> = t.threads.iter().filter(|th| th.tid == th.pid).collect();
+    assert_eq!(initial.len(), 1, "one initial thread");
+    initial[0]
+}
+
+/// The task numbers of a thread's `PPc` (created) or `PPx` (runs) events, in order.
+fn task_ids(th: &trace::ThreadStream, mcv: &[u8; 3]) -> Vec<u32> {
+    th.events.iter().filter(|e| &e.mcv == mcv).map(|e| e.payload_u32(0).expect("a task number")).collect()
+}
+
+fn count_in(got: &[(bool, State)], s: State) -> (usize, usize) {
+    let n = |enter: bool| got.iter().filter(|&&x| x == (enter, s)).count();
+    (n(true), n(false))
+}
+
+/// Thread 0 creates A (out: x, waits until thread 1 lets it go) and B (in: x), then waits for
+/// them; thread 1 stays away from task scheduling points until B has run. So thread 0 runs
+/// both inside its taskwait, which has to block until A ends: one taskwait holding A's run,
+/// the release of its dependences (which readies B), then B's run and release.
+#[test]
+fn taskwait_blocks_until_its_children_end() {
+    let (t, _) = traced_run("trace_taskwait", "2", true);
+    assert_eq!(t.threads.len(), 2);
+    let main = initial_thread(&t);
+    let got = seq(&main.events, &[Subsystem::Task]);
+    let (alloc, check, sched, run, release) = (
+        State::TaskAllocation,
+        State::TaskCheckDeps,
+        State::TaskScheduling,
+        State::TaskRunning,
+        State::TaskReleasingDeps,
+    );
+    let mut want = Vec::new();
+    // A: allocated, its dependence entered (ready), queued.
+    want.extend(pair(alloc));
+    want.extend(pair(check));
+    want.extend(pair(sched));
+    // B: allocated, its dependence entered (it waits for A): not queued.
+    want.extend(pair(alloc));
+    want.extend(pair(check));
+    want.push((true, State::Taskwait));
+    for _ in 0..2 {
+        want.extend(pair(run));
+        want.extend(pair(release));
+    }
+    want.push((false, State::Taskwait));
+    assert_eq!(got, want, "thread {}", main.tid);
+    assert_eq!(count_in(&got, State::Taskwait), (1, 1));
+    // A then B, each once, here.
+    let created = task_ids(main, b"PPc");
+    assert_eq!(created.len(), 2);
+    assert_eq!(task_ids(main, b"PPx"), created, "tasks run in creation order");
+    assert_eq!(task_ids(main, b"PPe"), created);
+    let other = t.threads.iter().find(|th| th.tid != main.tid).expect("thread 1");
+    assert_eq!(seq(&other.events, &[Subsystem::Task]), vec![], "thread 1 ran no task");
+}
+
+/// `trace_task_constructs.c`: the task states of an if(0) task, a taskgroup, taskwait
+/// depend, taskyield, a task run by a barrier, and the section state of a sections construct.
+fn task_constructs(threads: &str) {
+    let (t, _) = traced_run("trace_task_constructs", threads, true);
+    let team: usize = threads.parse().unwrap();
+    assert_eq!(t.threads.len(), team);
+    let main = initial_thread(&t);
+    let got = seq(&main.events, &[Subsystem::Task]);
+    let (alloc, check, sched, run, release) = (
+        State::TaskAllocation,
+        State::TaskCheckDeps,
+        State::TaskScheduling,
+        State::TaskRunning,
+        State::TaskReleasingDeps,
+    );
+    // In a team of 1 every task runs at once (a detachable one too: only its completion
+    // waits); in a team of 2 each is queued, and thread 0 runs it at its next scheduling point.
+    let queued = team > 1;
+    let mut want = Vec::new();
+    // 1. task if(0): runs at once, in its own state.
+    want.extend(pair(alloc));
+    want.extend(pair(State::TaskRunningIf0));
+    // 2. taskgroup: its task runs at once, or at the end of the group, which waits for it.
+    want.extend(pair(alloc));
+    if queued {
+        want.extend(pair(sched));
+        want.push((true, State::Taskgroup));
+        want.extend(pair(run));
+        want.push((false, State::Taskgroup));
+    } else {
+        want.extend(pair(run));
+        want.extend(pair(State::Taskgroup));
+    }
+    // 3. D1 (detached, out: x), B1 (inout: x) waiting for it, a taskyield (which runs D1 when
+    // it was queued), D1's event fulfilled: its dependences released (B1 queued), then
+    // taskwait depend(in: x) waits for B1, running it.
+    // 4. The same with D2 and T, but T is left queued for the barrier.
+    for step in [3, 4] {
+        want.extend(pair(alloc));
+        want.extend(pair(check));
+        if queued {
+            want.extend(pair(sched));
+        } else {
+            want.extend(pair(run));
+        }
+        want.extend(pair(alloc));
+        want.extend(pair(check));
+        if queued {
+            want.push((true, State::Taskyield));
+            want.extend(pair(run));
+            want.push((false, State::Taskyield));
+        } else {
+            want.extend(pair(State::Taskyield));
+        }
+        want.extend(pair(release));
+        if step == 3 {
+            want.push((true, State::TaskwaitDeps));
+        }
+        want.extend(pair(run));
+        want.extend(pair(release));
+        if step == 3 {
+            want.push((false, State::TaskwaitDeps));
+        }
+    }
+    assert_eq!(got, want, "thread {} in a team of {team}", main.tid);
+    for (s, n) in [
+        (State::TaskRunningIf0, 1),
+        (State::Taskgroup, 1),
+        (State::TaskwaitDeps, 1),
+        (State::Taskyield, 2),
+        (State::Taskwait, 0),
+        (State::TaskScheduling, if queued { 3 } else { 0 }),
+    ] {
+        assert_eq!(count_in(&got, s), (n, n), "{s:?} in a team of {team}");
+    }
+    // Six tasks, each run once here, in creation order (B1 and T after their predecessors'
+    // release; the if(0) task's run in its own state).
+    let created = task_ids(main, b"PPc");
+    assert_eq!(created.len(), 6);
+    assert_eq!(task_ids(main, b"PPx"), created, "tasks run in creation order");
+    assert_eq!(task_ids(main, b"PPe"), created);
+    // T, the last task, runs in the barrier's task state: the only one of the thread.
+    let barrier_tasks = seq(&main.events, &[Subsystem::Barrier, Subsystem::Task]);
+    let bt: Vec<_> = barrier_tasks
+        .iter()
+        .copied()
+        .filter(|&(_, s)| matches!(s, State::BarrierTask | State::TaskRunning))
+        .collect();
+    assert_eq!(count_in(&bt, State::BarrierTask), (1, 1), "team of {team}");
+    assert!(
+        bt.ends_with(&[(true, State::BarrierTask), (true, run), (false, run), (false, State::BarrierTask)]),
+        "T runs in the barrier: {bt:?}"
+    );
+    // The sections construct: each thread's part of it, in the section state (one static
+    // part per thread: clang-19 lowers sections to a static loop of the sections kind).
+    for th in &t.threads {
+        let ws = seq(&th.events, &[Subsystem::WorkDistribution]);
+        assert_eq!(ws, pair(State::Section), "thread {}", th.tid);
+        let kinds: Vec<_> = th
+            .events
+            .iter()
+            .filter(|e| &e.mcv == b"PQx" || &e.mcv == b"PQe")
+            .map(|e| (e.code(), e.payload_u32(0)))
+            .collect();
+        let sections = Some(0x5753_0003);
+        assert_eq!(
+            kinds,
+            [("PQx".to_string(), sections), ("PQe".to_string(), sections)],
+            "thread {}",
+            th.tid
+        );
+    }
+    // The other thread waited outside any task scheduling point: no task state, no barrier
+    // task state.
+    for th in t.threads.iter().filter(|th| th.tid != main.tid) {
+        assert_eq!(seq(&th.events, &[Subsystem::Task]), vec![], "thread {}", th.tid);
+        let b = seq(&th.events, &[Subsystem::Barrier]);
+        assert_eq!(count_in(&b, State::BarrierTask), (0, 0), "thread {}", th.tid);
+    }
+}
+
+#[test]
+fn task_constructs_in_a_team_of_one() {
+    task_constructs("1");
+}
+
+#[test]
+fn task_constructs_in_a_team_of_two() {
+    task_constructs("2");
+}
+
+/// A sections construct run through libomp's dispatch entries (`__kmpc_next_section`) shows as
+/// sections, like the one clang-19 lowers to a static loop.
+#[test]
+fn next_section_records_sections() {
+    let (t, _) = traced_run("trace_next_section", "1", true);
+    let th = initial_thread(&t);
+    let ws = seq(&th.events, &[Subsystem::WorkDistribution]);
+    assert!(!ws.is_empty() && ws.iter().all(|&(_, s)| s == State::Section), "{ws:?}");
+    let kinds: Vec<_> = th.events.iter().filter(|e| &e.mcv == b"PQx").map(|e| e.payload_u32(0)).collect();
+    assert_eq!(kinds, [Some(0x5753_0003)], "one sections construct");
 }
 
 #[test]
@@ -477,4 +692,97 @@ fn uncontended_critical_is_an_instant() {
         }
     }
     assert_eq!(sections, 3, "the program's three critical sections");
+}
+
+/// The state events of one thread in the Barrier and Runtime subsystems, with their clocks.
+fn runtime_seq(events: &[Event]) -> Vec<(bool, State, u64)> {
+    events
+        .iter()
+        .filter_map(|e| trace::state_of(&e.mcv).map(|(s, enter)| (enter, s, e.clock)))
+        .filter(|(_, s, _)| matches!(s.subsystem(), Subsystem::Barrier | Subsystem::Runtime))
+        .collect()
+}
+
+/// Where `want` (enter?, state) occurs in `got` as a contiguous run, if it does.
+fn find_run(got: &[(bool, State, u64)], want: &[(bool, State)]) -> Option<usize> {
+    got.windows(want.len()).position(|w| w.iter().zip(want).all(|(&(e, s, _), &(we, ws))| e == we && s == ws))
+}
+
+#[test]
+fn runtime_states_and_spin_waits_are_recorded() {
+    use State::*;
+    let (t, _) = traced_run("trace_runtime", "2", true);
+    let seqs: Vec<_> = t.threads.iter().map(|th| (th.tid, runtime_seq(&th.events))).collect();
+    // The program's initial thread: initialised, then attached until its stream closes.
+    let main = seqs
+        .iter()
+        .find(|(_, s)| s.first().is_some_and(|&(e, st, _)| e && st == Init))
+        .expect("a thread with Init");
+    let m = &main.1;
+    assert_eq!(
+        m[..3].iter().map(|&(e, s, _)| (e, s)).collect::<Vec<_>>(),
+        [(true, Init), (false, Init), (true, Attached)]
+    );
+    assert_eq!(
+        m.last().map(|&(e, s, _)| (e, s)),
+        Some((false, Attached)),
+        "thread {}: Attached ends last",
+        main.0
+    );
+    // The join of region 1: the primary waits awake for thread 1 (50 ms), and leaves the spin
+    // wait and the join barrier at one instant.
+    let join = [
+        (false, UserMicrotask),
+        (true, BarrierJoin),
+        (true, BarrierSpinWait),
+        (false, BarrierSpinWait),
+        (false, BarrierJoin),
+    ];
+    let at =
+        find_run(m, &join).unwrap_or_else(|| panic!("thread {}: no join with a spin wait in {m:?}", main.0));
+    assert_eq!(m[at + 3].2, m[at + 4].2, "thread {}: spin wait and join end at one instant", main.0);
+    // Region 1's barrier: thread 1 waits awake for thread 0 (50 ms, under the block time).
+    let barrier =
+        [(true, BarrierPlain), (true, BarrierSpinWait), (false, BarrierSpinWait), (false, BarrierPlain)];
+    let waited: Vec<_> = seqs
+        .iter()
+        .filter(|(tid, _)| *tid != main.0)
+        .filter_map(|(tid, s)| find_run(s, &barrier).map(|at| (tid, s, at)))
+        .collect();
+    assert_eq!(waited.len(), 1, "one worker waited in the barrier: {seqs:?}");
+    let (tid, s, at) = waited[0];
+    assert_eq!(s[at + 2].2, s[at + 3].2, "thread {tid}: spin wait and barrier end at one instant");
+    assert!(find_run(m, &barrier).is_none(), "the primary arrived last: it did not wait in the barrier");
+    // The teams construct: each of the two members runs the league's internal microtask,
+    // and the user's code inside it.
+    let league = [
+        (true, InternalMicrotask),
+        (true, UserMicrotask),
+        (false, UserMicrotask),
+        (false, InternalMicrotask),
+    ];
+    let members = seqs.iter().filter(|(_, s)| find_run(s, &league).is_some()).count();
+    assert_eq!(members, 2, "two league members: {seqs:?}");
+    let internal: usize =
+        seqs.iter().map(|(_, s)| s.iter().filter(|&&(e, st, _)| e && st == InternalMicrotask).count()).sum();
+    assert_eq!(internal, 2, "internal microtasks");
+    // The program's own thread: attached at its first region (serialized: one thread, which
+    // runs the user's code as a microtask) until it ends.
+    let own: Vec<_> =
+        seqs.iter().filter(|(_, s)| s.first().is_some_and(|&(e, st, _)| e && st == Attached)).collect();
+    assert_eq!(own.len(), 1, "one other initial thread: {seqs:?}");
+    let o: Vec<_> = own[0].1.iter().map(|&(e, s, _)| (e, s)).collect();
+    assert_eq!(
+        o,
+        [
+            (true, Attached),
+            (true, ForkCall),
+            (false, ForkCall),
+            (true, UserMicrotask),
+            (false, UserMicrotask),
+            (false, Attached)
+        ],
+        "thread {}",
+        own[0].0
+    );
 }

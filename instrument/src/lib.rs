@@ -180,6 +180,11 @@ pub trait Recorder: Send + Sync {
         self.switch(from, pass);
         self.pop(pass);
     }
+    /// The calling thread leaves `inner` and then `outer`, which encloses it, at one instant.
+    fn leave_both(&self, inner: State, outer: State) {
+        self.pop(inner);
+        self.pop(outer);
+    }
     /// The calling thread enters `state` to run task `id`, at one instant.
     fn task_begin(&self, state: State, id: u32) {
         self.push(state);
@@ -233,6 +238,40 @@ pub fn pass_into(pass: State, to: State) {
 pub fn pass_out(from: State, pass: State) {
     if enabled() {
         recorder().pass_out(from, pass)
+    }
+}
+
+/// Enter `state`, one known only at run time (the generated `*_enter` functions otherwise).
+#[inline(always)]
+pub fn enter(state: State) {
+    if enabled() {
+        recorder().push(state)
+    }
+}
+
+/// Leave `state`, one known only at run time.
+#[inline(always)]
+pub fn leave(state: State) {
+    if enabled() {
+        recorder().pop(state)
+    }
+}
+
+/// The calling thread begins its part of worksharing construct `w`, in no state of its own.
+#[inline(always)]
+pub fn worksharing_begin(w: Worksharing) {
+    if enabled() {
+        recorder().worksharing(w, true)
+    }
+}
+
+/// The calling thread leaves barrier state `state` (fork, join, plain), and first "Barrier:
+/// spin wait" inside it when `spinning` (it was waiting awake when the barrier completed), at
+/// one instant.
+#[inline(always)]
+pub fn barrier_leave(state: State, spinning: bool) {
+    if enabled() {
+        if spinning { recorder().leave_both(State::BarrierSpinWait, state) } else { recorder().pop(state) }
     }
 }
 

@@ -560,6 +560,14 @@ impl Recorder for OvniRecorder {
             append_events(st, events, Stream::left);
         }
     }
+    fn leave_both(&self, inner: State, outer: State) {
+        if let Some(st) = my_stream() {
+            append_events(st, [Small::state(inner, false), Small::state(outer, false)], |st| {
+                st.left();
+                st.left();
+            });
+        }
+    }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
             append_events(st, [Small::state(state, true), Small::one(*b"PPx", id)], |st| st.entered(state));

@@ -35,7 +35,7 @@ unsafe fn run_outlined(data: *const (), gtid: i32, tid: u32) {
 }
 
 fn outlined_job(o: &Outlined) -> Job {
-    Job { run: run_outlined, data: o as *const Outlined as *const (), entry: o.func }
+    Job { run: run_outlined, data: o as *const Outlined as *const (), entry: o.func, internal: false }
 }
 
 /// Called by the shim's `__kmpc_fork_call` with the variadic arguments collected.

@@ -219,8 +219,7 @@ pub extern "C" fn __kmpc_sections_init(_loc: *const Ident, gtid: i32) -> i32 {
 pub extern "C" fn __kmpc_next_section(_loc: *const Ident, gtid: i32, n: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
     if !th.sections_open() {
-        ws::dispatch_init(th, 35, 0, n as i128 - 1, 1, 1);
-        th.set_sections_open(true);
+        ws::sections_dispatch_init(th, n);
     }
     match ws::dispatch_next(th) {
         Some(c) => c.lower as i32,

@@ -54,14 +54,19 @@ impl Barrier {
     /// member calls with its own tid only.
     #[inline]
     pub fn wait(&self, tid: u32) {
-        self.wait_helping(tid, &mut || false)
+        if self.wait_helping(tid, &mut || false) {
+            oxiomp_instrument::barrier_spin_wait_exit();
+        }
     }
 
-    /// As [`wait`](Self::wait), calling `help` while waiting (to run tasks, later).
-    pub fn wait_helping(&self, tid: u32, help: &mut dyn FnMut() -> bool) {
+    /// As [`wait`](Self::wait), calling `help` while waiting (to run tasks). Returns whether
+    /// "Barrier: spin wait" is open (the thread waited, awake at the end: the caller leaves
+    /// it with its barrier's state, `oxiomp_instrument::barrier_leave`).
+    pub fn wait_helping(&self, tid: u32, help: &mut dyn FnMut() -> bool) -> bool {
         let n = self.n;
+        let mut spinning = false;
         if n == 1 {
-            return;
+            return spinning;
         }
         let mine = &self.flags[tid as usize];
         // Only this thread writes its flags, so its own last value is the episode count.
@@ -69,8 +74,9 @@ impl Barrier {
         for r in 0..self.rounds {
             mine[r as usize].set(e);
             let from = (tid + n - (1u32 << r) % n) % n;
-            self.flags[from as usize][r as usize].wait_reach_helping(e, help);
+            self.flags[from as usize][r as usize].wait_reach_helping(e, help, &mut spinning);
         }
+        spinning
     }
 }
 

@@ -28,14 +28,41 @@ pub struct Job {
     pub data: *const (),
     /// The address of the user's code, for tools and debuggers (0 if none).
     pub entry: usize,
+    /// A function of the runtime's own run on every member (a league of the teams construct,
+    /// which then runs the user's code), traced as "Runtime: internal microtask"; otherwise
+    /// the user's code, traced as "Runtime: user microtask".
+    pub internal: bool,
 }
 
 impl Job {
-    const NONE: Job = Job { run: no_job, data: std::ptr::null(), entry: 0 };
+    const NONE: Job = Job { run: no_job, data: std::ptr::null(), entry: 0, internal: false };
 
     /// Whether `other` is the same job (the same function on the same data).
     fn same(&self, other: &Job) -> bool {
-        self.run as usize == other.run as usize && self.data == other.data && self.entry == other.entry
+        self.run as usize == other.run as usize
+            && self.data == other.data
+            && self.entry == other.entry
+            && self.internal == other.internal
+    }
+
+    /// The calling thread starts running the job (a user or an internal microtask).
+    #[inline]
+    fn enter_state(&self) {
+        if self.internal {
+            oxiomp_instrument::internal_microtask_enter();
+        } else {
+            oxiomp_instrument::user_microtask_enter();
+        }
+    }
+
+    /// The calling thread has run the job.
+    #[inline]
+    fn leave_state(&self) {
+        if self.internal {
+            oxiomp_instrument::internal_microtask_exit();
+        } else {
+            oxiomp_instrument::user_microtask_exit();
+        }
     }
 }
 
@@ -207,8 +234,8 @@ impl Team {
         oxiomp_instrument::barrier_plain_enter();
         let tid = th.tid() as usize;
         crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
-        self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
-        oxiomp_instrument::barrier_plain_exit();
+        let spinning = self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
+        oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierPlain, spinning);
     }
 
     /// Whether the calling thread (number `tid`, whose implicit task has now met `k` single
@@ -352,12 +379,12 @@ impl Team {
             }
         }
         display_affinity(th);
-        oxiomp_instrument::user_microtask_enter();
+        self.job.enter_state();
         // SAFETY: the job's data stays valid until the join, which waits for this call to
         // return on every member; `run` was paired with that data by whoever built the job.
         unsafe { (self.job.run)(self.job.data, th.gtid(), tid) };
         crate::worksharing::end_left_loop(th);
-        oxiomp_instrument::user_microtask_exit();
+        self.job.leave_state();
     }
 
     fn placement(&self, tid: u32) -> Option<Placement> {
@@ -418,9 +445,11 @@ pub fn fork(th: Thread, req: ForkRequest) {
     if n <= 1 {
         oxiomp_instrument::fork_call_exit();
         serialized_begin_with(th, req.ident, req.job.entry);
+        req.job.enter_state();
         // SAFETY: as in `Team::run_member`: the data outlives this call.
         unsafe { (req.job.run)(req.job.data, th.gtid(), 0) };
         crate::worksharing::end_left_loop(th);
+        req.job.leave_state();
         serialized_end(th);
         return;
     }
@@ -522,14 +551,16 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
     oxiomp_instrument::fork_call_exit();
     team.run_member(th, 0);
     oxiomp_instrument::barrier_join_enter();
+    let mut spinning = false;
     for (tid, w) in team.workers().enumerate() {
-        w.wait_joined(epochs[tid + 1], &mut || crate::task::help_barrier(th));
+        w.wait_joined(epochs[tid + 1], &mut || crate::task::help_barrier(th), &mut spinning);
     }
+    // A spin wait stays open while the team's last tasks are waited for (README, Tracing).
     team.finish_tasks(th);
     for w in team.workers() {
         w.stop_helping();
     }
-    oxiomp_instrument::barrier_join_exit();
+    oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierJoin, spinning);
     let mut team = team;
     team.primary.epochs = std::mem::take(&mut epochs);
     if team.primary.cg_reserved > 0 {
@@ -670,8 +701,12 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
         t.cg = &t.cg_own;
         t.reset_implicit_tasks();
     }
-    let job =
-        Job { run: run_league_member, data: &league as *const League as *const (), entry: req.job.entry };
+    let job = Job {
+        run: run_league_member,
+        data: &league as *const League as *const (),
+        entry: req.job.entry,
+        internal: true,
+    };
     oxiomp_instrument::fork_call_enter();
     run_team(th, nteams, ProcBind::False, ForkRequest::new(job, req.ident), false);
 }
@@ -693,9 +728,11 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
         ctx.begin_implicit_task();
         s
     };
+    oxiomp_instrument::user_microtask_enter();
     // SAFETY: as in `Team::run_member`.
     unsafe { (league.user.run)(league.user.data, gtid, 0) };
     crate::worksharing::end_left_loop(th);
+    oxiomp_instrument::user_microtask_exit();
     t.finish_tasks(th);
     th.ctx().restore(saved);
 }
@@ -735,7 +772,7 @@ pub fn parallel<F: Fn(u32) + Sync>(num_threads: Option<u32>, f: F) {
     if let Some(n) = num_threads {
         th.ctx().push_nthreads = n;
     }
-    let job = Job { run: trampoline::<F>, data: &f as *const F as *const (), entry: 0 };
+    let job = Job { run: trampoline::<F>, data: &f as *const F as *const (), entry: 0, internal: false };
     fork(th, ForkRequest::new(job, std::ptr::null()));
 }
 

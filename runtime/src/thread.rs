@@ -336,6 +336,11 @@ impl Thread {
     #[cold]
     fn register_initial() -> Thread {
         let rt = Runtime::get();
+        // Left when the thread's trace stream closes, at the thread's end or the process's
+        // exit: the outermost state, which the closer ends last. (Not in `RootExit`: `exit`
+        // called inside a region runs it with the region's states still open.) The first
+        // thread enters it as its initialisation of the runtime ends.
+        oxiomp_instrument::attached_enter();
         let s = rt.settings();
         let desc = ThreadDesc::leak_new(1, s.icvs);
         let gtid = desc.register(rt);
@@ -563,8 +568,8 @@ impl ThreadDesc {
     }
 
     /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
-    pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool) {
-        self.joined.epoch.wait_reach_helping(e, help);
+    pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool, spinning: &mut bool) {
+        self.joined.epoch.wait_reach_helping(e, help, spinning);
     }
 }
 
@@ -601,7 +606,7 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
 /// new thread.
 pub(crate) fn retire_worker(w: &'static ThreadDesc) {
     let e = w.assign(std::ptr::null(), 0);
-    w.wait_joined(e, &mut || false);
+    w.joined.epoch.wait_reach(e);
     if let Some(h) = w.thread.lock().take() {
         let _ = h.join();
     }
@@ -631,8 +636,9 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
         epoch = epoch.wrapping_add(1);
         desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
         oxiomp_instrument::barrier_fork_enter();
-        desc.go.epoch.wait_reach_helping(epoch, &mut help);
-        oxiomp_instrument::barrier_fork_exit();
+        let mut spinning = false;
+        desc.go.epoch.wait_reach_helping(epoch, &mut help, &mut spinning);
+        oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierFork, spinning);
         desc.state.store(ThreadState::Work as u32, Ordering::Relaxed);
         // SAFETY: `go` reached `epoch` (Acquire), so the master's write of the assignment
         // happened-before this read, and it will not write again before we set `joined`.

@@ -135,6 +135,44 @@ impl Spin {
     }
 }
 
+/// What a waiter records of the time it waits awake (spinning, yielding, or running tasks
+/// between polls), as opposed to parked: `awake` when it starts waiting or wakes without its
+/// condition, `asleep` when it parks. `open` says whether the awake state is open; the waiter
+/// leaves it open when its condition holds (its caller ends it, with its own state).
+#[cfg_attr(loom, allow(dead_code))] // the loom models' waits record nothing
+pub(crate) trait WaitNote {
+    fn awake(open: &mut bool);
+    fn asleep(open: &mut bool);
+}
+
+/// Nothing recorded (an ordered hand-over, a reduction's tree).
+pub(crate) struct Quiet;
+
+impl WaitNote for Quiet {
+    #[inline(always)]
+    fn awake(_: &mut bool) {}
+    #[inline(always)]
+    fn asleep(_: &mut bool) {}
+}
+
+/// A barrier's waiter: "Barrier: spin wait", inside the barrier's own state.
+pub(crate) struct BarrierSpin;
+
+impl WaitNote for BarrierSpin {
+    #[inline]
+    fn awake(open: &mut bool) {
+        if !std::mem::replace(open, true) {
+            oxiomp_instrument::barrier_spin_wait_enter();
+        }
+    }
+    #[inline]
+    fn asleep(open: &mut bool) {
+        if std::mem::replace(open, false) {
+            oxiomp_instrument::barrier_spin_wait_exit();
+        }
+    }
+}
+
 /// `value` has reached `target` in wrapping epoch order.
 #[inline(always)]
 pub(crate) fn reached(value: u32, target: u32) -> bool {
@@ -189,23 +227,31 @@ impl EpochFlag {
     #[cfg_attr(loom, allow(dead_code))] // the loom models wait through `wait_reach_helping`
     pub(crate) fn wait_reach(&self, target: u32) {
         if !reached(self.load(), target) {
-            self.wait_slow(target, &mut || false);
+            self.wait_slow::<Quiet>(target, &mut || false, &mut false);
         }
     }
 
-    /// Waits until the epoch reaches `target`, calling `help` between polls; `help` returns
-    /// true when it did useful work (the spin budget then starts over).
+    /// Waits in a barrier (plain, fork or join) until the epoch reaches `target`, calling
+    /// `help` between polls; `help` returns true when it did useful work (the spin budget
+    /// then starts over). The time spent waiting awake is recorded as "Barrier: spin wait":
+    /// `spinning` says whether that state is open (it stays open when the wait ends, for the
+    /// barrier's next wait or its end, `oxiomp_instrument::barrier_leave`).
     #[inline]
-    pub(crate) fn wait_reach_helping(&self, target: u32, help: &mut dyn FnMut() -> bool) {
+    pub(crate) fn wait_reach_helping(
+        &self,
+        target: u32,
+        help: &mut dyn FnMut() -> bool,
+        spinning: &mut bool,
+    ) {
         if !reached(self.load(), target) {
-            self.wait_slow(target, help);
+            self.wait_slow::<BarrierSpin>(target, help, spinning);
         }
     }
 
     /// Under loom: no spinning (the model would explore every poll), straight to the sleep
     /// protocol, whose futex the model implements.
     #[cfg(loom)]
-    fn wait_slow(&self, target: u32, help: &mut dyn FnMut() -> bool) {
+    fn wait_slow<N: WaitNote>(&self, target: u32, help: &mut dyn FnMut() -> bool, _awake: &mut bool) {
         while !reached(self.load(), target) {
             if !help() {
                 self.park(target);
@@ -215,8 +261,9 @@ impl EpochFlag {
 
     #[cfg(not(loom))]
     #[cold]
-    fn wait_slow(&self, target: u32, help: &mut dyn FnMut() -> bool) {
+    fn wait_slow<N: WaitNote>(&self, target: u32, help: &mut dyn FnMut() -> bool, awake: &mut bool) {
         let mut spin = Spin::new();
+        N::awake(awake);
         loop {
             for _ in 0..Spin::POLLS {
                 if reached(self.load(), target) {
@@ -227,10 +274,12 @@ impl EpochFlag {
             if help() {
                 spin.restart();
             } else if !spin.idle_round() {
+                N::asleep(awake);
                 self.park(target);
                 if reached(self.load(), target) {
                     return;
                 }
+                N::awake(awake);
                 spin.restart_parked();
             }
         }

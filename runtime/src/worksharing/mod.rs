@@ -139,10 +139,16 @@ pub fn team_static_init(th: Thread, lb: i128, ub: i128, incr: i128, chunk: i128)
 pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
     end_left_loop(th);
     th.ctx().loop_open = true;
-    oxiomp_instrument::worksharing_enter(
-        oxiomp_instrument::Worksharing::ForDynamic,
-        oxiomp_instrument::State::DynamicForInit,
-    );
+    // Sections handed out as a loop have no initialisation state (ovni's model has none).
+    let sections = th.ctx().sections_open;
+    if sections {
+        oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::Sections);
+    } else {
+        oxiomp_instrument::worksharing_enter(
+            oxiomp_instrument::Worksharing::ForDynamic,
+            oxiomp_instrument::State::DynamicForInit,
+        );
+    }
     let ok = match dispatch::kind_of(sched, th.icvs().run_sched) {
         Some((kind, over)) => {
             let team = th.team();
@@ -163,8 +169,30 @@ pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk
         }
         None => false,
     };
-    oxiomp_instrument::dynamic_for_init_exit();
+    if !sections {
+        oxiomp_instrument::dynamic_for_init_exit();
+    }
     ok
+}
+
+/// The first `__kmpc_next_section` of a sections construct of `n` sections: they are handed
+/// out like a `dynamic,1` loop over `0..n`, traced as sections.
+pub fn sections_dispatch_init(th: Thread, n: i32) {
+    end_left_loop(th);
+    th.set_sections_open(true);
+    dispatch_init(th, 35, 0, n as i128 - 1, 1, 1);
+}
+
+/// How the thread's dispatched loop is traced: its construct and the state of each chunk
+/// (sections handed out by `__kmpc_next_section` are chunks of such a loop).
+#[inline(always)]
+fn loop_trace(ctx: &crate::thread::Context) -> (oxiomp_instrument::Worksharing, oxiomp_instrument::State) {
+    use oxiomp_instrument::{State, Worksharing};
+    if ctx.sections_open {
+        (Worksharing::Sections, State::Section)
+    } else {
+        (Worksharing::ForDynamic, State::DynamicForChunk)
+    }
 }
 
 /// A dispatched loop this thread left without draining it (cancellation skips the drain and
@@ -173,10 +201,10 @@ pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk
 pub(crate) fn end_left_loop(th: Thread) {
     let ctx = th.ctx();
     if std::mem::take(&mut ctx.chunk_open) {
-        oxiomp_instrument::dynamic_for_chunk_exit();
+        oxiomp_instrument::leave(loop_trace(ctx).1);
     }
     if std::mem::take(&mut ctx.loop_open) {
-        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
+        oxiomp_instrument::worksharing_end(loop_trace(ctx).0);
     }
 }
 
@@ -185,14 +213,14 @@ pub(crate) fn end_left_loop(th: Thread) {
 pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     let ctx = th.ctx();
     if std::mem::take(&mut ctx.chunk_open) {
-        oxiomp_instrument::dynamic_for_chunk_exit();
+        oxiomp_instrument::leave(loop_trace(ctx).1);
     }
     let c = th.team().ring().next(&mut th.ctx().cursor, th.tid());
     if c.is_some() {
         th.ctx().chunk_open = true;
-        oxiomp_instrument::dynamic_for_chunk_enter();
+        oxiomp_instrument::enter(loop_trace(th.ctx()).1);
     } else if std::mem::take(&mut th.ctx().loop_open) {
-        oxiomp_instrument::worksharing_end(oxiomp_instrument::Worksharing::ForDynamic);
+        oxiomp_instrument::worksharing_end(loop_trace(th.ctx()).0);
     }
     c
 }
