@@ -8,6 +8,9 @@
 //    the tasks at depth > K and 0 above; one of the two tasks is mergeable;
 //    inside a final task a child task is included (runs at once on the
 //    encountering thread), so its result is visible right after the construct
+//  * recursive fib(n) with `if(n > FIB_CUTOFF)` on its tasks: the right value, and the
+//    tasks made with the clause false are undeferred (their result is visible right after
+//    the construct, before the taskwait)
 //  * omp_in_final() / omp_in_explicit_task() are 0 in the implicit task (inside
 //    and outside a parallel region) and omp_in_explicit_task() is 1 in every
 //    explicit task (deferred, final/included, if(0), mergeable)
@@ -66,6 +69,23 @@ static long fib_task(int n, int depth) {
   return a + b;
 }
 
+/* fib with if(n > FIB_CUTOFF): the calls at n <= FIB_CUTOFF make undeferred tasks */
+#define FIB_CUTOFF 10
+static int bad_undeferred;
+
+static long fib_if(int n) {
+  if (n < 2) return n;
+  long a = -1, b = -1;
+#pragma omp task shared(a) if (n > FIB_CUTOFF)
+  a = fib_if(n - 1);
+  if (n <= FIB_CUTOFF && a == -1) __atomic_fetch_add(&bad_undeferred, 1, __ATOMIC_RELAXED);
+#pragma omp task shared(b) if (n > FIB_CUTOFF)
+  b = fib_if(n - 2);
+  if (n <= FIB_CUTOFF && b == -1) __atomic_fetch_add(&bad_undeferred, 1, __ATOMIC_RELAXED);
+#pragma omp taskwait
+  return a + b;
+}
+
 #define NPER 100
 #define MAXT 64
 static int per_thread_hits[MAXT * NPER];
@@ -114,6 +134,18 @@ int main(void) {
     CHECK_EQ("omp_in_final() wrong in a task (must be depth > K)", bad_final, 0);
     CHECK_EQ("omp_in_explicit_task() != 1 in a task", bad_explicit, 0);
     CHECK_EQ("child of a final task not complete right after its construct", bad_included, 0);
+    if (failures) break;
+  }
+
+  /* fib with if(n > cutoff) */
+  for (int rep = 0; rep < REPS; rep++) {
+    long result = -1;
+#pragma omp parallel shared(result)
+#pragma omp single
+    result = fib_if(FIB_N);
+    CHECK_EQ("fib with tasks if(n > cutoff)", result, fib_expected);
+    CHECK_EQ("fib if(n > cutoff): an if(false) task's result not visible right after its construct",
+             bad_undeferred, 0);
     if (failures) break;
   }
 
