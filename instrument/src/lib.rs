@@ -241,19 +241,21 @@ pub fn pass_out(from: State, pass: State) {
     }
 }
 
-/// Enter `state`, one known only at run time (the generated `*_enter` functions otherwise).
+/// Enter the state `state()` gives, one known only at run time (the generated `*_enter`
+/// functions otherwise): worked out only when tracing is on, so that the hot path does not
+/// load what it is made of.
 #[inline(always)]
-pub fn enter(state: State) {
+pub fn enter_with(state: impl FnOnce() -> State) {
     if enabled() {
-        recorder().push(state)
+        recorder().push(state())
     }
 }
 
-/// Leave `state`, one known only at run time.
+/// Leave the state `state()` gives, as in [`enter_with`].
 #[inline(always)]
-pub fn leave(state: State) {
+pub fn leave_with(state: impl FnOnce() -> State) {
     if enabled() {
-        recorder().pop(state)
+        recorder().pop(state())
     }
 }
 

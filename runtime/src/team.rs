@@ -39,30 +39,15 @@ impl Job {
 
     /// Whether `other` is the same job (the same function on the same data).
     fn same(&self, other: &Job) -> bool {
-        self.run as usize == other.run as usize
-            && self.data == other.data
-            && self.entry == other.entry
-            && self.internal == other.internal
+        // `internal` goes with `run` (only the league's function is internal).
+        self.run as usize == other.run as usize && self.data == other.data && self.entry == other.entry
     }
 
-    /// The calling thread starts running the job (a user or an internal microtask).
+    /// The state of a thread running the job (a user or an internal microtask).
     #[inline]
-    fn enter_state(&self) {
-        if self.internal {
-            oxiomp_instrument::internal_microtask_enter();
-        } else {
-            oxiomp_instrument::user_microtask_enter();
-        }
-    }
-
-    /// The calling thread has run the job.
-    #[inline]
-    fn leave_state(&self) {
-        if self.internal {
-            oxiomp_instrument::internal_microtask_exit();
-        } else {
-            oxiomp_instrument::user_microtask_exit();
-        }
+    fn state(&self) -> oxiomp_instrument::State {
+        use oxiomp_instrument::State;
+        if self.internal { State::InternalMicrotask } else { State::UserMicrotask }
     }
 }
 
@@ -379,12 +364,12 @@ impl Team {
             }
         }
         display_affinity(th);
-        self.job.enter_state();
+        oxiomp_instrument::enter_with(|| self.job.state());
         // SAFETY: the job's data stays valid until the join, which waits for this call to
         // return on every member; `run` was paired with that data by whoever built the job.
         unsafe { (self.job.run)(self.job.data, th.gtid(), tid) };
         crate::worksharing::end_left_loop(th);
-        self.job.leave_state();
+        oxiomp_instrument::leave_with(|| self.job.state());
     }
 
     fn placement(&self, tid: u32) -> Option<Placement> {
@@ -445,11 +430,11 @@ pub fn fork(th: Thread, req: ForkRequest) {
     if n <= 1 {
         oxiomp_instrument::fork_call_exit();
         serialized_begin_with(th, req.ident, req.job.entry);
-        req.job.enter_state();
+        oxiomp_instrument::enter_with(|| req.job.state());
         // SAFETY: as in `Team::run_member`: the data outlives this call.
         unsafe { (req.job.run)(req.job.data, th.gtid(), 0) };
         crate::worksharing::end_left_loop(th);
-        req.job.leave_state();
+        oxiomp_instrument::leave_with(|| req.job.state());
         serialized_end(th);
         return;
     }

@@ -201,7 +201,7 @@ fn loop_trace(ctx: &crate::thread::Context) -> (oxiomp_instrument::Worksharing, 
 pub(crate) fn end_left_loop(th: Thread) {
     let ctx = th.ctx();
     if std::mem::take(&mut ctx.chunk_open) {
-        oxiomp_instrument::leave(loop_trace(ctx).1);
+        oxiomp_instrument::leave_with(|| loop_trace(ctx).1);
     }
     if std::mem::take(&mut ctx.loop_open) {
         oxiomp_instrument::worksharing_end(loop_trace(ctx).0);
@@ -213,12 +213,12 @@ pub(crate) fn end_left_loop(th: Thread) {
 pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     let ctx = th.ctx();
     if std::mem::take(&mut ctx.chunk_open) {
-        oxiomp_instrument::leave(loop_trace(ctx).1);
+        oxiomp_instrument::leave_with(|| loop_trace(ctx).1);
     }
     let c = th.team().ring().next(&mut th.ctx().cursor, th.tid());
     if c.is_some() {
         th.ctx().chunk_open = true;
-        oxiomp_instrument::enter(loop_trace(th.ctx()).1);
+        oxiomp_instrument::enter_with(|| loop_trace(th.ctx()).1);
     } else if std::mem::take(&mut th.ctx().loop_open) {
         oxiomp_instrument::worksharing_end(loop_trace(th.ctx()).0);
     }
