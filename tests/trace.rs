@@ -14,9 +14,8 @@ use oxiomp_instrument::format::{self, Event, Payload};
 use oxiomp_instrument::trace::{self, Trace};
 use oxiomp_instrument::{State, Subsystem};
 
-/// Builds `tests/trace/<name>.c`, runs it on our library with tracing into a fresh
-/// directory, and reads the trace.
-fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
+/// Builds `tests/trace/<name>.c` into a file of its own for this `threads` value; returns it.
+fn build(name: &str, threads: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trace").join(format!("{name}.c"));
     let dir = profile_dir().join("trace-tests");
     std::fs::create_dir_all(&dir).unwrap();
@@ -31,25 +30,58 @@ fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
         .output()
         .expect("clang-19 (install it: scripts/setup.sh)");
     assert!(out.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&out.stderr));
-    let libdir = &lib().dir;
-    let tdir = dir.join(format!("{name}-{threads}.ovni"));
-    let _ = std::fs::remove_dir_all(&tdir);
-    let mut c = Command::new("timeout");
-    c.args(["-k", "5", "60"]).arg(&exe);
+    exe
+}
+
+/// `before` (a command and its arguments, or nothing) running `exe` on our library with
+/// `threads` threads and tracing on, into `tdir` (None: the default directory).
+fn traced_command(before: &[&str], exe: &Path, threads: &str, tdir: Option<&Path>) -> Command {
+    let mut c = Command::new(before.first().copied().unwrap_or(exe.to_str().unwrap()));
+    if !before.is_empty() {
+        c.args(&before[1..]).arg(exe);
+    }
     clean_env(&mut c);
-    let st = c
-        .env("OMP_OVNI", "1")
-        .env("OVNI_TRACEDIR", &tdir)
+    c.env("OMP_OVNI", "1")
         .env("OMP_NUM_THREADS", threads)
-        .env("LD_LIBRARY_PATH", libdir)
-        .env("LD_BIND_NOW", "1")
-        .status()
-        .unwrap();
-    assert_eq!(st.success(), expect_ok, "{name} exit status {st}");
-    let t = Trace::read(&tdir).unwrap_or_else(|e| panic!("{name}: {e}"));
+        .env("LD_LIBRARY_PATH", &lib().dir)
+        .env("LD_BIND_NOW", "1");
+    if let Some(t) = tdir {
+        c.env("OVNI_TRACEDIR", t);
+    }
+    c
+}
+
+/// Reads the trace in `tdir`, which must pass `check`.
+fn read_checked(tdir: &Path, name: &str) -> Trace {
+    let t = Trace::read(tdir).unwrap_or_else(|e| panic!("{name}: {e}"));
     let problems = t.check();
     assert!(problems.is_empty(), "{name}: trace check failed:\n{}", problems.join("\n"));
-    (t, tdir)
+    t
+}
+
+/// A fresh trace directory for a run of `name` with `threads`.
+fn trace_dir(name: &str, threads: &str) -> PathBuf {
+    let tdir = profile_dir().join("trace-tests").join(format!("{name}-{threads}.ovni"));
+    let _ = std::fs::remove_dir_all(&tdir);
+    tdir
+}
+
+/// Builds `tests/trace/<name>.c`, runs it on our library with tracing into a fresh
+/// directory, and reads the trace.
+fn traced_run(name: &str, threads: &str, expect_ok: bool) -> (Trace, PathBuf) {
+    traced_run_in(name, threads, expect_ok, &[])
+}
+
+/// `traced_run`, the program started through `before` (e.g. a shell that sets something up
+/// and execs it).
+fn traced_run_in(name: &str, threads: &str, expect_ok: bool, before: &[&str]) -> (Trace, PathBuf) {
+    let exe = build(name, threads);
+    let tdir = trace_dir(name, threads);
+    let mut guarded = vec!["timeout", "-k", "5", "60"];
+    guarded.extend_from_slice(before);
+    let st = traced_command(&guarded, &exe, threads, Some(&tdir)).status().unwrap();
+    assert_eq!(st.success(), expect_ok, "{name} exit status {st}");
+    (read_checked(&tdir, name), tdir)
 }
 
 /// The state events of one thread in the given subsystems, as (enter?, state).
@@ -550,6 +582,20 @@ fn nested_regions_are_recorded_per_level() {
     assert_eq!(count(State::ForkCall), 3);
     assert_eq!(count(State::UserMicrotask), 6);
     assert_eq!(t.threads.len(), 4, "four threads: 2 outer, 2 more for the inner regions");
+    // Each thread's `OHx` names the thread that started it: none for the program's initial
+    // thread, a thread of the trace for every worker (the initial thread started the first).
+    let creator = |th: &trace::ThreadStream| match th.events.first().map(|e| &e.payload) {
+        Some(Payload::ThreadExecute { creator, .. }) => *creator,
+        other => panic!("thread {}: first event's payload {other:?}", th.tid),
+    };
+    let initial = initial_thread(&t);
+    assert_eq!(creator(initial), -1);
+    let tids: Vec<i32> = t.threads.iter().map(|th| th.tid as i32).collect();
+    for th in t.threads.iter().filter(|th| th.tid != initial.tid) {
+        let c = creator(th);
+        assert!(tids.contains(&c) && c != th.tid as i32, "thread {}: creator {c}, threads {tids:?}", th.tid);
+    }
+    assert!(t.threads.iter().any(|th| creator(th) == initial.tid as i32), "the initial thread started none");
 }
 
 #[test]
@@ -574,6 +620,120 @@ fn sigterm_inside_a_region_leaves_a_valid_trace() {
     }
 }
 
+/// `exit()` from the user's code inside an undeferred task inside a static loop's part, while
+/// the other thread is inside one too: every stream ends the task it was running (`PPe`), the
+/// states around it and the loop's part (`PQe`), innermost first, then the thread (`check`
+/// rejects a thread that ends inside anything).
+#[test]
+fn exit_inside_a_task_ends_the_task_and_the_loop() {
+    let (t, _) = traced_run("trace_exit_task", "2", true);
+    assert_eq!(t.threads.len(), 2);
+    for th in &t.threads {
+        let codes: Vec<[u8; 3]> = th.events.iter().map(|e| e.mcv).collect();
+        let run = State::TaskRunningIf0;
+        let tail = [*b"PPe", run.ovni_code(false), State::StaticForChunk.ovni_code(false), *b"PQe"];
+        let at = codes.windows(4).rposition(|w| w == tail);
+        assert!(
+            at.is_some(),
+            "thread {}: no task, chunk and loop end at exit: {:?}",
+            th.tid,
+            &codes[codes.len().saturating_sub(12)..]
+        );
+        let at = at.unwrap();
+        assert!(
+            codes[at + 4..].iter().all(|c| c[0] == b'P' && c[2].is_ascii_uppercase()
+                || c == b"PA]"
+                || c == b"PH]"
+                || c == b"OHe"),
+            "thread {}: only ends follow: {:?}",
+            th.tid,
+            &codes[at..]
+        );
+    }
+}
+
+/// A program started with SIGINT ignored (a background job of a shell script is) keeps it
+/// ignored: a SIGINT it gets changes nothing, and its trace goes on to its end (the recorder
+/// used to close every stream at the signal and let the program run on untraced).
+#[test]
+fn an_ignored_sigint_stays_ignored_and_the_trace_goes_on() {
+    let (t, _) = traced_run_in("trace_sigint_ignored", "2", true, &["sh", "-c", "trap '' INT; exec \"$0\""]);
+    let forks = initial_thread(&t).events.iter().filter(|e| &e.mcv == State::ForkCall.ovni_mcv()).count();
+    assert_eq!(forks, 2, "both regions recorded, the one after the signal too");
+}
+
+/// SIGINT from outside while every thread records (critical sections and tasks, without end):
+/// the process ends with the signal, and every thread's stream ends with what it was in and
+/// then the thread, each stream's events up to that point whole.
+#[test]
+fn sigint_from_outside_while_all_threads_record() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let exe = build("trace_sigint", "4");
+    let tdir = trace_dir("trace_sigint", "4");
+    let mut child =
+        traced_command(&[], &exe, "4", Some(&tdir)).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n", "the program did not start recording");
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    // A hang guard, not a timing assertion: the signal ends the program at once.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the program did not end at SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(st.signal(), Some(libc_sigint()), "ended by SIGINT: {st}");
+    let t = read_checked(&tdir, "trace_sigint");
+    assert_eq!(t.threads.len(), 4);
+    for th in &t.threads {
+        assert_eq!(th.events.last().map(|e| e.mcv), Some(*b"OHe"), "thread {} closed", th.tid);
+        let sections = th.events.iter().filter(|e| &e.mcv == State::CriticalSection.ovni_mcv()).count();
+        assert!(sections >= 1, "thread {} recorded no critical section", th.tid);
+    }
+}
+
+/// SIGINT's number (Linux, every architecture).
+fn libc_sigint() -> i32 {
+    2
+}
+
+/// Without `OVNI_TRACEDIR` the trace goes to `./ovni`; an unwritable directory gives exactly
+/// one warning (however many threads), and the program runs untraced with its results.
+#[test]
+fn trace_directory_default_and_unwritable() {
+    let exe = build("trace_nested", "2");
+    let cwd = trace_dir("default-dir", "2");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let st =
+        traced_command(&["timeout", "-k", "5", "60"], &exe, "2", None).current_dir(&cwd).status().unwrap();
+    assert!(st.success());
+    let t = read_checked(&cwd.join("ovni"), "default directory");
+    assert_eq!(t.threads.len(), 4);
+
+    let cwd = trace_dir("unwritable-dir", "4");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out =
+        traced_command(&["timeout", "-k", "5", "60"], &exe, "4", Some(Path::new("/proc/oxiomp-no/trace")))
+            .current_dir(&cwd)
+            .output()
+            .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warning =
+        "oxiomp: warning: OMP_OVNI=1 but the trace cannot be written (cannot create /proc/oxiomp-no/trace";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line, nothing else: {stderr}");
+    assert!(!cwd.join("ovni").exists(), "nothing written in the default directory instead");
+}
+
 #[test]
 fn a_forked_child_leaves_the_parents_trace_alone() {
     let (t, _) = traced_run("trace_fork", "2", true);
@@ -589,6 +749,11 @@ fn write_stream(dir: &Path, bytes: &[u8]) -> PathBuf {
     let p = dir.join("loom.x/proc.1/thread.1");
     std::fs::create_dir_all(&p).unwrap();
     std::fs::write(p.join("stream.obs"), bytes).unwrap();
+    let json = "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": \"x\"}, \
+                \"part\": \"thread\", \"tid\": 1, \"pid\": 1, \"loom\": \"x\", \"app_id\": 1, \
+                \"require\": {\"ovni\": \"1.1.0\", \"openmp\": \"1.2.1\"}, \
+                \"loom_cpus\": [{\"index\": 0, \"phyid\": 0}], \"finished\": 1}}";
+    std::fs::write(p.join("stream.json"), json).unwrap();
     p.join("stream.obs")
 }
 

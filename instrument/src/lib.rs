@@ -422,6 +422,23 @@ fn next_task_number() -> u32 {
         .unwrap_or(0)
 }
 
+thread_local! {
+    /// The OS thread id of the thread that started the calling one (-1: none known).
+    static CREATOR: std::cell::Cell<i32> = const { std::cell::Cell::new(-1) };
+}
+
+/// The calling thread was started by the thread whose OS thread id is `tid`: a recorder names it
+/// as the thread's creator (ovni's `OHx`). A thread that never calls this (the program's own
+/// threads, the initial thread) has none (-1). Call it before the thread's first event.
+pub fn thread_started_by(tid: i32) {
+    let _ = CREATOR.try_with(|c| c.set(tid));
+}
+
+/// The creator set by [`thread_started_by`] for the calling thread, or -1.
+pub(crate) fn creator() -> i32 {
+    CREATOR.try_with(|c| c.get()).unwrap_or(-1)
+}
+
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 

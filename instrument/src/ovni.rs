@@ -163,13 +163,21 @@ extern "C" fn after_fork_in_child() {
 static mut PREVIOUS: [std::mem::MaybeUninit<libc::sigaction>; 2] = [std::mem::MaybeUninit::uninit(); 2];
 const SIGNALS: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
 
-/// On SIGINT/SIGTERM: write what every stream holds, then let the signal do what it did
-/// before (default: end the process).
+/// On SIGINT/SIGTERM: write what every stream holds, then let the signal end the process.
+/// Only where the signal has its default disposition (ending the process): a program that
+/// ignores it (a background job of a shell script ignores SIGINT; so does anything started
+/// under `nohup`-like wrappers) or handles it itself keeps doing so, traced; if it exits, the
+/// streams are closed at exit.
 fn install_signal_handlers() {
     for (k, &sig) in SIGNALS.iter().enumerate() {
         // SAFETY: sigaction with a zeroed struct, our handler and an empty mask; PREVIOUS is
-        // written here, once, before any handler can run, and only read by the handler.
+        // written here, once, before any handler can run, and only read by the handler. The
+        // first call only reads the disposition (a null new action).
         unsafe {
+            let prev = std::ptr::addr_of_mut!(PREVIOUS[k]) as *mut libc::sigaction;
+            if libc::sigaction(sig, std::ptr::null(), prev) != 0 || (*prev).sa_sigaction != libc::SIG_DFL {
+                continue;
+            }
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as *const () as usize;
             // Both signals wait while the handler runs (a second one would end the process
@@ -178,7 +186,6 @@ fn install_signal_handlers() {
             for &other in &SIGNALS {
                 libc::sigaddset(&mut sa.sa_mask, other);
             }
-            let prev = std::ptr::addr_of_mut!(PREVIOUS[k]) as *mut libc::sigaction;
             libc::sigaction(sig, &sa, prev);
         }
     }
@@ -270,7 +277,7 @@ fn open_stream() -> Option<Arc<Stream>> {
     let s = Arc::new(Stream::create(&dir.join("stream.obs"))?);
     std::fs::write(dir.join("stream.json"), metadata(tid, pid)).ok()?;
     siglock::lock(&WRITER.streams)?.push(s.clone());
-    append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: -1, tag: 0 });
+    append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: crate::creator(), tag: 0 });
     Some(s)
 }
 
@@ -570,12 +577,18 @@ impl Recorder for OvniRecorder {
     }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::state(state, true), Small::one(*b"PPx", id)], |st| st.entered(state));
+            append_events(st, [Small::state(state, true), Small::one(*b"PPx", id)], |st| {
+                st.entered(state);
+                st.task_started(id);
+            });
         }
     }
     fn task_finish(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::one(*b"PPe", id), Small::state(state, false)], Stream::left);
+            append_events(st, [Small::one(*b"PPe", id), Small::state(state, false)], |st| {
+                st.left();
+                st.left();
+            });
         }
     }
     fn task_created(&self, id: u32, entry: usize) {
@@ -609,26 +622,36 @@ impl Recorder for OvniRecorder {
     }
     fn task_execute(&self, id: u32) {
         if let Some(st) = my_stream() {
-            append_small(st, Small::one(*b"PPx", id));
+            append_events(st, [Small::one(*b"PPx", id)], |st| st.task_started(id));
         }
     }
     fn task_end(&self, id: u32) {
         if let Some(st) = my_stream() {
-            append_small(st, Small::one(*b"PPe", id));
+            append_events(st, [Small::one(*b"PPe", id)], Stream::left);
         }
     }
     fn worksharing(&self, w: crate::Worksharing, begin: bool) {
         let Some(st) = my_stream() else { return };
         let ty = worksharing_type(st, w);
-        append_small(st, Small::one(if begin { *b"PQx" } else { *b"PQe" }, ty));
+        if begin {
+            append_events(st, [Small::one(*b"PQx", ty)], |st| st.worksharing_began(ty));
+        } else {
+            append_events(st, [Small::one(*b"PQe", ty)], Stream::left);
+        }
     }
     fn worksharing_state(&self, w: crate::Worksharing, state: State, begin: bool) {
         let Some(st) = my_stream() else { return };
         let ty = worksharing_type(st, w);
         if begin {
-            append_events(st, [Small::one(*b"PQx", ty), Small::state(state, true)], |st| st.entered(state));
+            append_events(st, [Small::one(*b"PQx", ty), Small::state(state, true)], |st| {
+                st.worksharing_began(ty);
+                st.entered(state);
+            });
         } else {
-            append_events(st, [Small::state(state, false), Small::one(*b"PQe", ty)], Stream::left);
+            append_events(st, [Small::state(state, false), Small::one(*b"PQe", ty)], |st| {
+                st.left();
+                st.left();
+            });
         }
     }
 }

@@ -17,6 +17,8 @@ pub struct ThreadStream {
     pub events: Vec<Event>,
     /// Offset of an incomplete last event (a stream cut short).
     pub truncated_at: Option<usize>,
+    /// The stream's metadata (`stream.json` beside it), or why it could not be read.
+    pub metadata: Result<String, String>,
 }
 
 /// A trace: every thread stream under a directory.
@@ -33,7 +35,19 @@ impl Trace {
     /// Reads `dir` (`loom.*/proc.*/thread.*/stream.obs`). Errors name the file and, for bad
     /// content, the byte offset.
     pub fn read(dir: &Path) -> Result<Trace, String> {
+        let (t, unreadable) = Trace::read_all(dir)?;
+        match unreadable.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(t),
+        }
+    }
+
+    /// Reads every stream of `dir` that can be read; the others are listed, one message each
+    /// naming the file and, for bad content, the byte offset. An error only when `dir` holds no
+    /// stream at all (or cannot be listed).
+    pub fn read_all(dir: &Path) -> Result<(Trace, Vec<String>), String> {
         let mut t = Trace::default();
+        let mut unreadable = Vec::new();
         let rd = |p: &Path| std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()));
         let mut looms: Vec<_> = rd(dir)?.flatten().map(|e| e.path()).collect();
         looms.sort();
@@ -55,8 +69,17 @@ impl Trace {
                         continue;
                     };
                     let path = th.join("stream.obs");
-                    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                    let d = format::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                    let decoded = std::fs::read(&path)
+                        .map_err(|e| format!("{}: {e}", path.display()))
+                        .and_then(|b| format::decode(&b).map_err(|e| format!("{}: {e}", path.display())));
+                    let d = match decoded {
+                        Ok(d) => d,
+                        Err(e) => {
+                            unreadable.push(e);
+                            continue;
+                        }
+                    };
+                    let json = th.join("stream.json");
                     t.threads.push(ThreadStream {
                         loom: loom.clone(),
                         pid: pid.parse().unwrap_or(0),
@@ -64,14 +87,16 @@ impl Trace {
                         path,
                         events: d.events,
                         truncated_at: d.truncated_at,
+                        metadata: std::fs::read_to_string(&json)
+                            .map_err(|e| format!("{}: {e}", json.display())),
                     });
                 }
             }
         }
-        if t.threads.is_empty() {
+        if t.threads.is_empty() && unreadable.is_empty() {
             return Err(format!("{}: no thread streams (loom.*/proc.*/thread.*/stream.obs)", dir.display()));
         }
-        Ok(t)
+        Ok((t, unreadable))
     }
 
     /// The earliest and latest clock of the trace.
@@ -126,10 +151,82 @@ impl Trace {
                     }
                 }
             }
-            // States still open at the end belong to threads stopped mid-way (workers waiting
-            // in their loop when the process exits): not an error.
+            // A thread ends with nothing open: the recorder ends what its thread is still in
+            // (a worker waiting for work at exit, a task `exit()` was called from) before `OHe`.
+            let end = t.events.iter().position(|e| &e.mcv == b"OHe");
+            match end {
+                Some(i) if !stack.is_empty() => {
+                    let open: Vec<String> = stack.iter().map(|s| format!("\"{}\"", s.label())).collect();
+                    say(i, format!("the thread ends (OHe) inside {} (outermost first)", open.join(", ")))
+                }
+                Some(_) => {}
+                // A stream cut inside an event is reported above.
+                None if t.truncated_at.is_some() => {}
+                None => say(
+                    t.events.len(),
+                    "the stream ends without the thread's end (OHe): the process stopped without \
+                     closing it (killed, or it crashed)"
+                        .into(),
+                ),
+            }
         }
         problems.extend(self.check_tasks());
+        problems.extend(self.check_metadata());
+        problems
+    }
+
+    /// Every stream has its metadata (`stream.json`, as ovni's emulator reads it): version 3,
+    /// the thread part, the directory's tid, pid and loom, the models it requires, the library
+    /// version, `finished` 1; and each loom lists its CPUs in at least one of its streams.
+    fn check_metadata(&self) -> Vec<String> {
+        use serde_json::Value;
+        let mut problems = Vec::new();
+        let mut cpus_listed: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
+        for t in &self.threads {
+            let json = t.path.with_file_name("stream.json");
+            let mut say = |what: String| problems.push(format!("{}: {what}", json.display()));
+            let text = match &t.metadata {
+                Ok(text) => text,
+                Err(e) => {
+                    problems.push(format!("{e} (every stream needs its metadata)"));
+                    continue;
+                }
+            };
+            let v: Value = match serde_json::from_str(text) {
+                Ok(v) => v,
+                Err(e) => {
+                    say(format!("not JSON: {e}"));
+                    continue;
+                }
+            };
+            let listed = cpus_listed.entry(t.loom.as_str()).or_insert(false);
+            *listed |= v.pointer("/ovni/loom_cpus").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+            let mut want = |ptr: &str, ok: &dyn Fn(&Value) -> bool, expected: String| match v.pointer(ptr) {
+                Some(x) if ok(x) => {}
+                Some(x) => say(format!("{ptr} is {x}, expected {expected}")),
+                None => say(format!("{ptr} is missing (expected {expected})")),
+            };
+            want("/version", &|x| x.as_u64() == Some(3), "3".into());
+            want("/ovni/part", &|x| x.as_str() == Some("thread"), "\"thread\"".into());
+            want("/ovni/tid", &|x| x.as_u64() == Some(t.tid as u64), format!("{} (the directory's)", t.tid));
+            want("/ovni/pid", &|x| x.as_u64() == Some(t.pid as u64), format!("{} (the directory's)", t.pid));
+            want(
+                "/ovni/loom",
+                &|x| x.as_str() == Some(t.loom.as_str()),
+                format!("{:?} (the directory's)", t.loom),
+            );
+            want("/ovni/finished", &|x| x.as_u64() == Some(1), "1".into());
+            want("/ovni/lib/version", &|x| x.is_string(), "a version string".into());
+            want("/ovni/lib/commit", &|x| x.is_string(), "a string".into());
+            want("/ovni/require/ovni", &|x| x.is_string(), "a version string".into());
+            want("/ovni/require/openmp", &|x| x.is_string(), "a version string (the OpenMP model)".into());
+        }
+        let mut looms: Vec<_> =
+            cpus_listed.into_iter().filter(|(_, listed)| !listed).map(|(l, _)| l).collect();
+        looms.sort();
+        for l in looms {
+            problems.push(format!("loom.{l}: no stream.json of the loom lists its CPUs (ovni.loom_cpus)"));
+        }
         problems
     }
 
@@ -195,6 +292,10 @@ impl Trace {
                         "{}: event {k}: worksharing of type {ty} ends but is not the innermost one",
                         t.path.display()
                     )),
+                    (b"OHe", _) if !ws.is_empty() => problems.push(format!(
+                        "{}: event {k}: the thread ends (OHe) inside worksharing construct(s) of type {ws:?}",
+                        t.path.display()
+                    )),
                     _ => {}
                 }
             }
@@ -227,6 +328,14 @@ impl Trace {
                     }
                     _ => {}
                 }
+            }
+            if let Some(k) = t.events.iter().position(|e| &e.mcv == b"OHe")
+                && let Some(&i) = running.last()
+            {
+                problems.push(format!(
+                    "{}: event {k}: the thread ends (OHe) while task {i} runs (no PPe)",
+                    t.path.display()
+                ));
             }
         }
         problems
@@ -314,6 +423,70 @@ pub fn summary(trace: &Trace) -> String {
     s
 }
 
+/// The `.pcf` sections before the event types: Paraver's defaults (thread level, times in ns,
+/// the semantic of a thread window) and its standard state names and colours, which its own
+/// tools and configurations expect to find. Our `.prv` has event records only (as ovni's
+/// emulator writes), so every thread is in state 0 throughout.
+const PCF_HEAD: &str = "DEFAULT_OPTIONS
+
+LEVEL               THREAD
+UNITS               NANOSEC
+LOOK_BACK           100
+SPEED               1
+FLAG_ICONS          ENABLED
+NUM_OF_STATE_COLORS 1000
+YMAX_SCALE          37
+
+
+DEFAULT_SEMANTIC
+
+THREAD_FUNC         State As Is
+
+
+STATES
+0    Idle
+1    Running
+2    Not created
+3    Waiting a message
+4    Blocking Send
+5    Synchronization
+6    Test/Probe
+7    Scheduling and Fork/Join
+8    Wait/WaitAll
+9    Blocked
+10   Immediate Send
+11   Immediate Receive
+12   I/O
+13   Group Communication
+14   Tracing Disabled
+15   Others
+16   Send Receive
+17   Memory transfer
+
+
+STATES_COLOR
+0    {117,195,255}
+1    {0,0,255}
+2    {255,255,255}
+3    {255,0,0}
+4    {255,0,174}
+5    {179,0,0}
+6    {0,255,0}
+7    {255,255,0}
+8    {235,0,0}
+9    {0,162,0}
+10   {255,0,255}
+11   {100,100,177}
+12   {172,174,41}
+13   {255,144,26}
+14   {2,255,177}
+15   {192,224,0}
+16   {66,66,66}
+17   {255,0,96}
+
+
+";
+
 /// Paraver `.prv`, `.pcf` and `.row` contents: one row per thread, the innermost state as
 /// event type 50 with ovni's OpenMP values (0 when none), and the running task's number as
 /// event type 52 (0 when none), as ovni's emulator numbers them.
@@ -359,8 +532,7 @@ pub fn paraver(trace: &Trace) -> (String, String, String) {
     for (time, k, ty, v) in recs {
         let _ = writeln!(prv, "2:{}:1:1:{}:{}:{ty}:{v}", k + 1, k + 1, time - t0);
     }
-    let mut pcf =
-        String::from("DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\n\n");
+    let mut pcf = String::from(PCF_HEAD);
     pcf.push_str("EVENT_TYPE\n0    50    OpenMP subsystem (oxiomp)\nVALUES\n0      End\n");
     for s in State::ALL {
         let _ = writeln!(pcf, "{:<6} {}", *s as u8, s.label());
@@ -619,6 +791,7 @@ mod tests {
                 path: PathBuf::from("x"),
                 events: evs,
                 truncated_at: None,
+                metadata: Err("none".into()),
             }],
         };
         let (prv, pcf, row) = paraver(&t);
@@ -629,6 +802,35 @@ mod tests {
         assert!(prv.starts_with("#Paraver (01/01/1970 at 00:00):60_ns:1(1):1:1(1:1)"));
         assert!(pcf.contains("19     Task: running task") && pcf.contains("52    OpenMP task ID"));
         assert_eq!(row, "LEVEL THREAD SIZE 1\nTHREAD 1.2\n");
+        // Paraver's sections, in its order, each state with a colour.
+        let heads: Vec<&str> = pcf
+            .lines()
+            .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && !l.contains(' '))
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "DEFAULT_OPTIONS",
+                "DEFAULT_SEMANTIC",
+                "STATES",
+                "STATES_COLOR",
+                "EVENT_TYPE",
+                "VALUES",
+                "EVENT_TYPE"
+            ]
+        );
+        let section = |name: &str| -> Vec<String> {
+            let body = pcf.split(&format!("{name}\n")).nth(1).unwrap_or("");
+            body.lines()
+                .take_while(|l| !l.is_empty())
+                .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+                .collect()
+        };
+        assert_eq!(section("STATES"), section("STATES_COLOR"));
+        assert!(section("STATES").len() > 10 && section("STATES")[0] == "0");
+        assert!(
+            pcf.contains("THREAD_FUNC         State As Is") && pcf.contains("UNITS               NANOSEC")
+        );
     }
 
     #[test]

@@ -32,12 +32,23 @@ fn encode(events: &[Event]) -> Vec<u8> {
     b
 }
 
-/// Writes one thread's stream of process 100; returns its path.
+/// Writes one thread's stream of process 100, and its metadata; returns the stream's path.
 fn write_stream(dir: &Path, tid: u32, bytes: &[u8]) -> PathBuf {
     let p = dir.join(format!("loom.test/proc.100/thread.{tid}"));
     std::fs::create_dir_all(&p).unwrap();
     std::fs::write(p.join("stream.obs"), bytes).unwrap();
+    std::fs::write(p.join("stream.json"), metadata(tid)).unwrap();
     p.join("stream.obs")
+}
+
+/// The metadata of thread `tid` of process 100 on loom "test", as the recorder writes it.
+fn metadata(tid: u32) -> String {
+    format!(
+        "{{\"version\": 3, \"ovni\": {{\"lib\": {{\"version\": \"1.14.0\", \"commit\": \"oxiomp\"}}, \
+         \"part\": \"thread\", \"tid\": {tid}, \"pid\": 100, \"loom\": \"test\", \"app_id\": 1, \
+         \"require\": {{\"ovni\": \"1.1.0\", \"openmp\": \"1.2.1\"}}, \
+         \"loom_cpus\": [{{\"index\": 0, \"phyid\": 0}}], \"finished\": 1}}}}\n"
+    )
 }
 
 /// An event at `ms` milliseconds after T0 (no payload but for OHx).
@@ -150,18 +161,25 @@ fn check_accepts_a_good_trace_and_names_what_is_wrong() {
     assert!(out.lines().any(|l| l == want), "{out}");
     assert!(out.contains("is NOT valid: 1 problem(s)"), "{out}");
 
-    // Wrong magic: unreadable, an error naming the file and offset 0 (status 2).
+    // Wrong magic: a problem naming the file and offset 0 (status 1), the other streams
+    // checked as usual; a view of the trace cannot be made (status 2, the same message).
     let dir = scratch("check-magic");
     let paths = good_trace(&dir);
     let mut bytes = std::fs::read(&paths[2]).unwrap();
     bytes[..4].copy_from_slice(b"OVNI");
     std::fs::write(&paths[2], &bytes).unwrap();
     let o = run(&["check", dir.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1));
+    let bad_magic = format!("{}: offset 0: bad magic \"OVNI\" (expected \"ovni\")", paths[2].display());
     assert_eq!(
-        text(&o.stderr),
-        format!("oxiomp-trace: {}: offset 0: bad magic \"OVNI\" (expected \"ovni\")\n", paths[2].display())
+        text(&o.stdout),
+        format!("{bad_magic}\ntrace {} is NOT valid: 1 problem(s)\n", dir.display()),
+        "{}",
+        text(&o.stderr)
     );
+    let o = run(&["summary", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o.stderr), format!("oxiomp-trace: {bad_magic}\n"));
 
     // An unknown event after the first (OHx, 28 bytes after the 8-byte header): offset 36.
     let dir = scratch("check-unknown");
@@ -170,8 +188,20 @@ fn check_accepts_a_good_trace_and_names_what_is_wrong() {
     bytes.extend_from_slice(&encode(&[ev(b"OHe", 1.0)])[8..]);
     let p = write_stream(&dir, 7, &bytes);
     let o = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout),
+        format!(
+            "{}: offset 36: unknown event \"Xyz\"\ntrace {} is NOT valid: 1 problem(s)\n",
+            p.display(),
+            dir.display()
+        )
+    );
+
+    // No trace at all: status 2.
+    let o = run(&["check", scratch("check-empty").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(text(&o.stderr), format!("oxiomp-trace: {}: offset 36: unknown event \"Xyz\"\n", p.display()));
+    assert!(text(&o.stderr).contains("no thread streams"), "{}", text(&o.stderr));
 
     // States that do not nest: the event and both states named (status 1).
     let dir = scratch("check-nesting");
@@ -185,9 +215,105 @@ fn check_accepts_a_good_trace_and_names_what_is_wrong() {
     assert_eq!(
         text(&o.stdout),
         format!(
-            "{}: event 3: leaves \"Barrier: plain\" while in \"Task: allocation\"\n\
+            "{p}: event 3: leaves \"Barrier: plain\" while in \"Task: allocation\"\n\
+             {p}: event 4: the thread ends (OHe) inside \"Barrier: plain\" (outermost first)\n\
+             trace {} is NOT valid: 2 problem(s)\n",
+            dir.display(),
+            p = p.display(),
+        )
+    );
+}
+
+/// What a thread leaves open when it ends is a problem: states, a running task, a part of a
+/// worksharing construct; and so is a stream without the thread's end.
+#[test]
+fn check_names_what_a_thread_leaves_open() {
+    let dir = scratch("check-open");
+    let poc = with(ev(b"POc", 0.5), Payload::Jumbo([&1u32.to_le_bytes()[..], b"ws\0"].concat()));
+    let ws = |mcv: &[u8; 3], ms: f64| with(ev(mcv, ms), Payload::Raw(1u32.to_le_bytes().to_vec()));
+    let p = write_stream(
+        &dir,
+        7,
+        &encode(&[
+            ev(b"OHx", 0.0),
+            ev(b"PMu", 0.5),
+            poc,
+            ws(b"PQx", 1.0),
+            ev(b"PWs", 1.0),
+            ev(b"PTa", 1.2),
+            task(b"PPc", 1.3, 4),
+            ev(b"PTA", 1.3),
+            ev(b"PT[", 2.0),
+            task(b"PPx", 2.0, 4),
+            ev(b"OHe", 3.0),
+        ]),
+    );
+    let q = write_stream(&dir, 8, &encode(&[ev(b"OHx", 0.0), ev(b"PH[", 0.5)]));
+    let o = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout),
+        format!(
+            "{p}: event 10: the thread ends (OHe) inside \"Runtime: user microtask\", \
+             \"Work-distribution: static for chunk\", \"Task: running task\" (outermost first)\n\
+             {q}: event 2: the stream ends without the thread's end (OHe): the process stopped \
+             without closing it (killed, or it crashed)\n\
+             {p}: event 10: the thread ends (OHe) inside worksharing construct(s) of type [1]\n\
+             {p}: event 10: the thread ends (OHe) while task 4 runs (no PPe)\n\
+             trace {} is NOT valid: 4 problem(s)\n",
+            dir.display(),
+            p = p.display(),
+            q = q.display(),
+        )
+    );
+}
+
+/// Every stream needs its metadata, as ovni's emulator reads it: a missing `stream.json`, one
+/// that is not JSON, and fields that disagree with the directory or the format are named.
+#[test]
+fn check_reads_the_streams_metadata() {
+    let dir = scratch("check-metadata");
+    let paths = good_trace(&dir);
+    let json = |k: usize| paths[k].with_file_name("stream.json");
+    std::fs::remove_file(json(0)).unwrap();
+    std::fs::write(json(1), "{\"version\": 3,").unwrap();
+    let wrong =
+        metadata(102).replace("\"tid\": 102", "\"tid\": 5").replace("\"finished\": 1", "\"finished\": 0");
+    std::fs::write(json(2), wrong.replace(", \"openmp\": \"1.2.1\"", "")).unwrap();
+    let o = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    let (j0, j1, j2) = (json(0), json(1), json(2));
+    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(lines[5], format!("trace {} is NOT valid: 5 problem(s)", dir.display()));
+    assert!(lines[0].starts_with(&format!("{}: No such file", j0.display())), "{out}");
+    assert!(lines[0].ends_with("(every stream needs its metadata)"), "{out}");
+    assert!(lines[1].starts_with(&format!("{}: not JSON: EOF while parsing", j1.display())), "{out}");
+    assert_eq!(lines[2], format!("{}: /ovni/tid is 5, expected 102 (the directory's)", j2.display()));
+    assert_eq!(lines[3], format!("{}: /ovni/finished is 0, expected 1", j2.display()));
+    assert_eq!(
+        lines[4],
+        format!(
+            "{}: /ovni/require/openmp is missing (expected a version string (the OpenMP model))",
+            j2.display()
+        )
+    );
+    // No stream of the loom lists its CPUs.
+    let dir = scratch("check-cpus");
+    let paths = good_trace(&dir);
+    for p in &paths {
+        let j = p.with_file_name("stream.json");
+        let text = std::fs::read_to_string(&j).unwrap();
+        std::fs::write(&j, text.replace("[{\"index\": 0, \"phyid\": 0}]", "[]")).unwrap();
+    }
+    let o = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout),
+        format!(
+            "loom.test: no stream.json of the loom lists its CPUs (ovni.loom_cpus)\n\
              trace {} is NOT valid: 1 problem(s)\n",
-            p.display(),
             dir.display()
         )
     );

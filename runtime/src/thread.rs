@@ -586,10 +586,12 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
     // returns), which advances it.
     let base = desc.go.epoch.load();
     let gtid = desc.gtid;
+    // SAFETY: gettid has no preconditions.
+    let creator = unsafe { libc::gettid() };
     let spawned = std::thread::Builder::new()
         .name(format!("oxiomp-{gtid}"))
         .stack_size(rt.worker_stacksize())
-        .spawn(move || worker_main(desc, base));
+        .spawn(move || worker_main(desc, base, creator));
     match spawned {
         Ok(h) => *desc.thread.lock() = Some(h),
         Err(e) => {
@@ -612,7 +614,9 @@ pub(crate) fn retire_worker(w: &'static ThreadDesc) {
     }
 }
 
-fn worker_main(desc: &'static ThreadDesc, base_epoch: u32) {
+/// The body of a worker thread started by the thread whose OS id is `creator`.
+fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
+    oxiomp_instrument::thread_started_by(creator);
     current::set(desc);
     // Relaxed: for display by debuggers and tools only.
     // SAFETY: gettid has no preconditions.

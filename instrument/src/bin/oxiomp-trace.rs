@@ -3,17 +3,23 @@
 //! ```text
 //! oxiomp-trace summary DIR            per thread and state: time, share, count
 //! oxiomp-trace check   DIR            validates the trace; exit status 1 if it is not valid
+//!                                     (a stream that cannot be decoded included)
 //! oxiomp-trace paraver DIR [OUT]      OUT.prv, OUT.pcf, OUT.row (default DIR/trace)
 //! oxiomp-trace chrome  DIR [OUT]      Trace Event JSON for Perfetto (default DIR/trace.json)
 //! oxiomp-trace svg     DIR [OUT]      a timeline picture (default DIR/trace.svg)
 //! ```
+//!
+//! Exit status: 0 done (a valid trace, for `check`), 1 `check` found problems, 2 the command
+//! could not run (bad usage, DIR holds no trace, a stream that cannot be read for a view, an
+//! output that cannot be written).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use oxiomp_instrument::trace::{self, Trace};
 
-const USAGE: &str = "usage: oxiomp-trace <summary|check|paraver|chrome|svg> TRACE_DIR [OUT]";
+const USAGE: &str = "usage: oxiomp-trace <summary|check|paraver|chrome|svg> TRACE_DIR [OUT]\n\
+  check: exit status 1 if the trace is not valid; 2 (every command) if it cannot run";
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
@@ -25,21 +31,15 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     };
     let dir = PathBuf::from(dir);
     let out = args.get(2).map(PathBuf::from);
+    if cmd == "check" {
+        // Streams that cannot be decoded are problems of the trace, reported with the others.
+        let (t, mut problems) = Trace::read_all(&dir)?;
+        problems.extend(t.check());
+        return Ok(report_check(&dir, &t, &problems));
+    }
     let t = Trace::read(&dir)?;
     match cmd.as_str() {
         "summary" => print!("{}", trace::summary(&t)),
-        "check" => {
-            let problems = t.check();
-            if !problems.is_empty() {
-                for p in &problems {
-                    println!("{p}");
-                }
-                println!("trace {} is NOT valid: {} problem(s)", dir.display(), problems.len());
-                return Ok(ExitCode::from(1));
-            }
-            let events: usize = t.threads.iter().map(|s| s.events.len()).sum();
-            println!("trace {} is valid: {} threads, {events} events", dir.display(), t.threads.len());
-        }
         "paraver" => {
             let base = out.unwrap_or_else(|| dir.join("trace"));
             let (prv, pcf, row) = trace::paraver(&t);
@@ -61,6 +61,20 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         _ => return Err(format!("unknown command {cmd:?}\n{USAGE}")),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `check`'s verdict; exit status 1 when there are problems.
+fn report_check(dir: &Path, t: &Trace, problems: &[String]) -> ExitCode {
+    if !problems.is_empty() {
+        for p in problems {
+            println!("{p}");
+        }
+        println!("trace {} is NOT valid: {} problem(s)", dir.display(), problems.len());
+        return ExitCode::from(1);
+    }
+    let events: usize = t.threads.iter().map(|s| s.events.len()).sum();
+    println!("trace {} is valid: {} threads, {events} events", dir.display(), t.threads.len());
+    ExitCode::SUCCESS
 }
 
 fn main() -> ExitCode {

@@ -20,21 +20,27 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::clock_ns;
 use super::siglock::{self, Marked};
 use crate::State;
-use crate::format::{self, Event, Payload};
+use crate::format;
 
 /// Bytes of each of a thread's two buffers.
 pub(super) const BUF_BYTES: usize = 1 << 20;
 /// Alignment of the buffers, and the unit of what is written with direct I/O: a page, what
 /// direct I/O asks of a buffer, a length and a file offset on every Linux file system.
 const BLOCK: usize = 4096;
-/// States tracked per stream for closing.
-pub(super) const MAX_DEPTH: usize = 64;
+/// Entries of the stack tracked per stream for closing (states, running tasks, worksharing
+/// parts: a recursion of tied tasks with taskwait uses three per level).
+pub(super) const MAX_DEPTH: usize = 256;
+/// A stack entry's code for "running task (id in the high half)": the closer ends it with `PPe`.
+pub(super) const TASK_MARK: u64 = 0x40;
+/// A stack entry's code for "in a part of a worksharing construct (type in the high half)":
+/// the closer ends it with `PQe`.
+pub(super) const WORKSHARING_MARK: u64 = 0x41;
 /// Set in `committed` while the owner changes its state stack and writes the matching events
 /// (see `Stream::snapshot`); the word then also carries what the event may overwrite of the
 /// stack as of the committed bytes (`Stream::busy_word`).
@@ -115,9 +121,13 @@ pub(super) struct Stream {
     direct: AtomicBool,
     /// Closed: no more writes, not even by the owner.
     pub(super) closed: AtomicBool,
-    /// The states the thread is in (Paraver values, innermost first), so that a stream closed
-    /// while its thread is still inside some (a worker waiting for work at exit) ends them.
-    pub(super) open: [AtomicU8; MAX_DEPTH],
+    /// What the thread is in, outermost first, so that a stream closed while its thread is
+    /// still inside something (a worker waiting for work at exit, a task `exit()` is called
+    /// from) ends it: states (the low byte is the Paraver value) and marks for a running task
+    /// (`TASK_MARK`) and a part of a worksharing construct (`WORKSHARING_MARK`), whose task
+    /// number or type is the high half. They nest: the runtime's task and worksharing events
+    /// pair up with its state events (`check` verifies it on every trace the tests write).
+    pub(super) open: [AtomicU64; MAX_DEPTH],
     pub(super) depth: AtomicUsize,
     /// Type numbers (tasks, worksharing constructs) the owner knows are declared in the
     /// process, one per slot (`type_slot`; 0: none): the few its thread uses, without a
@@ -184,7 +194,7 @@ impl Stream {
             file: Mutex::new(Some(file)),
             direct: AtomicBool::new(direct),
             closed: AtomicBool::new(false),
-            open: std::array::from_fn(|_| AtomicU8::new(0)),
+            open: std::array::from_fn(|_| AtomicU64::new(0)),
             depth: AtomicUsize::new(0),
             known_types: std::array::from_fn(|_| AtomicU32::new(0)),
             task_ids: std::array::from_fn(|_| AtomicU32::new(0)),
@@ -340,65 +350,86 @@ impl Stream {
         Some((id, self.later[1].load(Ordering::Relaxed), self.later[2].load(Ordering::Relaxed) as u8))
     }
 
-    // The stack of open states, for closing: only the owner writes it (Relaxed), inside
-    // `append_events`'s BUSY window; another thread reads it through `snapshot`.
+    // The stack of open states and marks, for closing: only the owner writes it (Relaxed),
+    // inside `append_events`'s BUSY window; another thread reads it through `snapshot`.
 
-    /// Notes that the thread entered `s`.
+    /// Pushes entry `e` (a state's value, or a mark with its number).
     #[inline]
-    pub(super) fn entered(&self, s: State) {
+    fn push(&self, e: u64) {
         let d = self.depth.load(Ordering::Relaxed);
         if d < MAX_DEPTH {
-            self.open[d].store(s as u8, Ordering::Relaxed);
+            self.open[d].store(e, Ordering::Relaxed);
         }
         self.depth.store(d + 1, Ordering::Relaxed);
     }
 
-    /// Notes that the thread left its innermost state.
+    /// Notes that the thread entered `s`.
+    #[inline]
+    pub(super) fn entered(&self, s: State) {
+        self.push(s as u64);
+    }
+
+    /// Notes that the thread started running task `id` (ended by `left`, as a state).
+    #[inline]
+    pub(super) fn task_started(&self, id: u32) {
+        self.push(TASK_MARK | (id as u64) << 32);
+    }
+
+    /// Notes that the thread began its part of a worksharing construct of type `ty` (ended
+    /// by `left`, as a state).
+    #[inline]
+    pub(super) fn worksharing_began(&self, ty: u32) {
+        self.push(WORKSHARING_MARK | (ty as u64) << 32);
+    }
+
+    /// Notes that the thread left its innermost state or mark.
     #[inline]
     pub(super) fn left(&self) {
         let d = self.depth.load(Ordering::Relaxed);
         self.depth.store(d.saturating_sub(1), Ordering::Relaxed);
     }
 
-    /// The states the thread is in (how many, and their values, outermost first).
-    fn stack(&self) -> (usize, [u8; MAX_DEPTH]) {
+    /// What the thread is in (how many entries, and the entries, outermost first).
+    fn stack(&self) -> (usize, [u64; MAX_DEPTH]) {
         self.read_stack(self.depth.load(Ordering::Relaxed), None)
     }
 
-    /// The first `depth` states of the stack (at most MAX_DEPTH are kept), the innermost
-    /// replaced by `top` if given.
-    fn read_stack(&self, depth: usize, top: Option<u8>) -> (usize, [u8; MAX_DEPTH]) {
+    /// The first `depth` entries of the stack (at most MAX_DEPTH are kept), the innermost
+    /// one's code (low byte) replaced by `top` if given.
+    fn read_stack(&self, depth: usize, top: Option<u8>) -> (usize, [u64; MAX_DEPTH]) {
         let n = depth.min(MAX_DEPTH);
-        let mut open = [0u8; MAX_DEPTH];
+        let mut open = [0u64; MAX_DEPTH];
         for (d, v) in open[..n].iter_mut().enumerate() {
             *v = self.open[d].load(Ordering::Relaxed);
         }
         if let Some(top) = top
             && (1..=MAX_DEPTH).contains(&depth)
         {
-            open[depth - 1] = top;
+            open[depth - 1] = (open[depth - 1] & !0xff) | top as u64;
         }
         (n, open)
     }
 
     /// The value of `committed` while the owner records a stack-changing event at `len`:
-    /// BUSY, and the stack's depth and innermost state as they are before the event. An event
-    /// pushes (writes `open[depth]`), pops (writes nothing) or switches (writes
-    /// `open[depth - 1]`), so those two are all it can change of the stack as of `len`: a closer
-    /// that finds the owner stopped inside the event (a signal handler on the owner's thread,
-    /// or the owner preempted there) still knows exactly the states whose beginnings are
-    /// committed. Owner only.
+    /// BUSY, and the stack's depth and innermost entry's code as they are before the event.
+    /// An event pushes (writes entries at and above `depth`), pops (writes nothing) or
+    /// switches states (writes the state at `depth - 1`; marks are never switched, and a
+    /// state's entry has nothing but its code), so those two are all it can change of the
+    /// stack as of `len`: a closer that finds the owner stopped inside the event (a signal
+    /// handler on the owner's thread, or the owner preempted there) still knows exactly what
+    /// was begun in the committed bytes. Owner only.
     #[inline]
     pub(super) fn busy_word(&self, len: usize) -> usize {
         debug_assert!(len <= LEN_MASK);
         let d = self.depth.load(Ordering::Relaxed);
-        let top = if (1..=MAX_DEPTH).contains(&d) { self.open[d - 1].load(Ordering::Relaxed) } else { 0 };
-        len | BUSY | (d.min(MAX_DEPTH + 1) << 32) | ((top as usize) << 40)
+        let top =
+            if (1..=MAX_DEPTH).contains(&d) { self.open[d - 1].load(Ordering::Relaxed) as u8 } else { 0 };
+        len | BUSY | (d.min(MAX_DEPTH + 1) << 32) | ((top as usize) << 48)
     }
 
     /// The stack as of the committed bytes of `committed` value `c` (see `busy_word`).
-    fn stack_as_of(&self, c: usize) -> (usize, [u8; MAX_DEPTH]) {
-        if c & BUSY == 0 { self.stack() } else { self.read_stack((c >> 32) & 0xff, Some((c >> 40) as u8)) }
+    fn stack_as_of(&self, c: usize) -> (usize, [u64; MAX_DEPTH]) {
+        if c & BUSY == 0 { self.stack() } else { self.read_stack((c >> 32) & 0xffff, Some((c >> 48) as u8)) }
     }
 
     /// The committed bytes and the states the thread is in as of the same event, read by
@@ -412,7 +443,7 @@ impl Stream {
     /// later event comes after that event's BUSY store and Release fence, so the second load
     /// would have seen a new value). The owner takes `file`'s lock to hand a buffer over, and
     /// the caller holds it, so `committed` cannot come back to an earlier value meanwhile.
-    fn snapshot(&self) -> (usize, (usize, [u8; MAX_DEPTH])) {
+    fn snapshot(&self) -> (usize, (usize, [u64; MAX_DEPTH])) {
         for _ in 0..100_000 {
             let c1 = self.committed.load(Ordering::Acquire);
             let stack = self.stack_as_of(c1);
@@ -444,13 +475,13 @@ impl Stream {
             self.buffered(file);
         }
         self.write_out(&mut f, self.bufs[a].head(end));
-        // The ends of the states still open, innermost first, then the thread's.
+        // The ends of what is still open, innermost first, then the thread's.
         let mut tail = [0u8; (MAX_DEPTH + 1) * format::MAX_EVENT];
         let mut n = 0;
-        let states = open[..depth].iter().rev().filter_map(|&v| State::ALL.iter().find(|x| **x as u8 == v));
-        for mcv in states.map(|s| s.ovni_code(false)).chain([*b"OHe"]) {
-            n += format::encode(&Event { mcv, clock: clock_ns(), payload: Payload::None }, &mut tail[n..]);
+        for &e in open[..depth].iter().rev() {
+            n += put_end(&mut tail[n..], e, clock_ns());
         }
+        n += put_end(&mut tail[n..], 0, clock_ns());
         self.write_out(&mut f, &tail[..n]);
         *f = None;
         if owner {
@@ -459,6 +490,31 @@ impl Stream {
             self.cur.store(std::ptr::null_mut(), Ordering::Relaxed);
             self.bufs.iter().for_each(Buffer::release);
         }
+    }
+}
+
+/// Writes into `out` the event that ends stack entry `e` (a state, a running task, a part of a
+/// worksharing construct; 0: the thread itself) at `clock`; returns its size (0 for an entry
+/// that is none of these). Allocates nothing (the closer may run in a signal handler).
+fn put_end(out: &mut [u8], e: u64, clock: u64) -> usize {
+    let (mcv, payload) = match e & 0xff {
+        0 => (*b"OHe", None),
+        TASK_MARK => (*b"PPe", Some((e >> 32) as u32)),
+        WORKSHARING_MARK => (*b"PQe", Some((e >> 32) as u32)),
+        v => match State::ALL.iter().find(|s| **s as u64 == v) {
+            Some(s) => (s.ovni_code(false), None),
+            None => return 0,
+        },
+    };
+    out[0] = if payload.is_some() { 3 } else { 0 };
+    out[1..4].copy_from_slice(&mcv);
+    out[4..12].copy_from_slice(&clock.to_le_bytes());
+    match payload {
+        Some(p) => {
+            out[12..16].copy_from_slice(&p.to_le_bytes());
+            16
+        }
+        None => 12,
     }
 }
 
@@ -564,6 +620,7 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::Payload;
 
     /// The owner appends made-up event number `k` (12 to 28 bytes that count up), handing
     /// over as `append` does; returns the event's bytes and whether it handed over.
@@ -644,30 +701,106 @@ mod tests {
         assert!(direct_seen, "{} takes no O_DIRECT: the direct path went untested", dir.display());
     }
 
-    /// A close from another thread while the owner changes its state stack (pushes, pops,
-    /// switches) ends exactly the states the written events leave open: the stack it reads and
-    /// the bytes it writes are of the same event (`snapshot`). Repeated, closing at varied
-    /// moments.
+    /// What a stream's events leave open, as the closer must end it: states, running tasks
+    /// (`PPx`/`PPe`) and worksharing parts (`PQx`/`PQe`) pair up innermost first, and nothing
+    /// follows `OHe`, the last event. Panics naming `what` otherwise.
+    fn assert_all_closed(events: &[format::Event], what: &str) {
+        #[derive(Debug, PartialEq)]
+        enum Open {
+            State(State),
+            Task(Option<u32>),
+            Worksharing(Option<u32>),
+        }
+        let mut stack = Vec::new();
+        for e in events {
+            let (begin, entry) = match (&e.mcv, crate::trace::state_of(&e.mcv)) {
+                (_, Some((st, enter))) => (enter, Open::State(st)),
+                (b"PPx" | b"PPe", _) => (&e.mcv == b"PPx", Open::Task(e.payload_u32(0))),
+                (b"PQx" | b"PQe", _) => (&e.mcv == b"PQx", Open::Worksharing(e.payload_u32(0))),
+                _ => continue,
+            };
+            if begin {
+                stack.push(entry);
+            } else {
+                assert_eq!(stack.pop(), Some(entry), "{what}: an end without its begin");
+            }
+        }
+        assert!(stack.is_empty(), "{what}: left open: {stack:?}");
+        assert_eq!(events.last().map(|e| &e.mcv), Some(b"OHe"), "{what}");
+    }
+
+    /// One round of what the owner records in the tests below, as the recorder does (the same
+    /// events and stack changes), its first `steps` steps (events of one instant): states
+    /// pushed, switched and popped, a worksharing part with a state (static loop) and one
+    /// without (dynamic loop, a chunk inside), a running task inside that. 13 steps in all.
+    fn record_round(s: &Stream, k: u32, steps: usize) {
+        use crate::ovni::{Small, append_events};
+        let (a, b, c) = (State::Single, State::CriticalSection, State::TaskRunning);
+        let (ws, chunk) = (0x5753_0002, State::DynamicForChunk);
+        let mut n = 0;
+        let mut step = |f: &dyn Fn(&Stream)| {
+            if n < steps {
+                f(s);
+            }
+            n += 1;
+        };
+        step(&|s| append_events(s, [Small::state(a, true)], |s| s.entered(a)));
+        step(&|s| append_events(s, [Small::state(b, true)], |s| s.entered(b)));
+        step(&|s| {
+            append_events(s, [Small::state(b, false), Small::state(c, true)], |s| {
+                s.left();
+                s.entered(c)
+            })
+        });
+        step(&|s| append_events(s, [Small::one(*b"PQx", ws)], |s| s.worksharing_began(ws)));
+        step(&|s| append_events(s, [Small::state(chunk, true)], |s| s.entered(chunk)));
+        step(&|s| {
+            append_events(s, [Small::state(c, true), Small::one(*b"PPx", k)], |s| {
+                s.entered(c);
+                s.task_started(k);
+            })
+        });
+        step(&|s| {
+            append_events(s, [Small::one(*b"PPe", k), Small::state(c, false)], |s| {
+                s.left();
+                s.left();
+            })
+        });
+        step(&|s| append_events(s, [Small::state(chunk, false)], Stream::left));
+        step(&|s| append_events(s, [Small::one(*b"PQe", ws)], Stream::left));
+        step(&|s| {
+            append_events(s, [Small::one(*b"PQx", ws + 1), Small::state(a, true)], |s| {
+                s.worksharing_began(ws + 1);
+                s.entered(a);
+            })
+        });
+        step(&|s| {
+            append_events(s, [Small::state(a, false), Small::one(*b"PQe", ws + 1)], |s| {
+                s.left();
+                s.left();
+            })
+        });
+        step(&|s| append_events(s, [Small::state(c, false)], Stream::left));
+        step(&|s| append_events(s, [Small::state(a, false)], Stream::left));
+    }
+
+    /// A close from another thread while the owner changes its stack (pushes, pops,
+    /// switches; tasks begun and ended, worksharing parts) ends exactly what the written
+    /// events leave open: the stack it reads and the bytes it writes are of the same event
+    /// (`snapshot`). Repeated, closing at varied moments.
     #[test]
     fn a_close_from_another_thread_ends_the_open_states() {
-        use crate::ovni::{Small, append_events};
         let dir = test_dir("stack");
-        let (a, b, c) = (State::Single, State::CriticalSection, State::TaskRunning);
         for round in 0..200u32 {
             let path = dir.join(format!("s{round}"));
             let s = Arc::new(Stream::create(&path).unwrap());
             let owner = {
                 let s = s.clone();
                 std::thread::spawn(move || {
+                    let mut k = 1;
                     while !s.closed.load(Ordering::Relaxed) {
-                        append_events(&s, [Small::state(a, true)], |s| s.entered(a));
-                        append_events(&s, [Small::state(b, true)], |s| s.entered(b));
-                        append_events(&s, [Small::state(b, false), Small::state(c, true)], |s| {
-                            s.left();
-                            s.entered(c)
-                        });
-                        append_events(&s, [Small::state(c, false)], Stream::left);
-                        append_events(&s, [Small::state(a, false)], Stream::left);
+                        record_round(&s, k, usize::MAX);
+                        k += 1;
                     }
                 })
             };
@@ -678,18 +811,31 @@ mod tests {
             s.close(false, false);
             owner.join().unwrap();
             let events = format::decode(&std::fs::read(&path).unwrap()).expect("a whole stream").events;
-            let mut stack = Vec::new();
-            for e in &events {
-                if let Some((st, enter)) = crate::trace::state_of(&e.mcv) {
-                    if enter {
-                        stack.push(st);
-                    } else {
-                        assert_eq!(stack.pop(), Some(st), "round {round}: an end without its begin");
-                    }
-                }
+            assert_all_closed(&events, &format!("round {round}"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A stream closed after each step of a round (the owner stopped there: `exit()` from
+    /// the user's code inside a task, a chunk, a static loop) ends each open task with `PPe`,
+    /// each open worksharing part with `PQe` and each state, innermost first.
+    #[test]
+    fn a_close_ends_running_tasks_and_worksharing_parts() {
+        let dir = test_dir("marks");
+        for stop in 0..=13usize {
+            let path = dir.join(format!("s{stop}"));
+            let s = Stream::create(&path).unwrap();
+            record_round(&s, 7, stop);
+            s.close(false, false);
+            let events = format::decode(&std::fs::read(&path).unwrap()).expect("a whole stream").events;
+            assert_all_closed(&events, &format!("stopped after {stop} steps"));
+            if stop == 6 {
+                // Inside the task, inside the chunk, inside the dynamic loop's part.
+                let tail: Vec<[u8; 3]> = events[events.len() - 7..].iter().map(|e| e.mcv).collect();
+                assert_eq!(tail, [*b"PPe", *b"PT]", *b"PWC", *b"PQe", *b"PT]", *b"PWI", *b"OHe"]);
+                assert_eq!(events[events.len() - 7].payload_u32(0), Some(7));
+                assert_eq!(events[events.len() - 4].payload_u32(0), Some(0x5753_0002));
             }
-            assert!(stack.is_empty(), "round {round}: states left open: {stack:?}");
-            assert_eq!(events.last().map(|e| &e.mcv), Some(b"OHe"));
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -705,12 +851,16 @@ mod tests {
         let dir = test_dir("inside");
         let (a, b) = (State::Single, State::CriticalSection);
         type Stop = (&'static str, fn(&Stream));
-        let stopped_inside: [Stop; 3] = [
+        let stopped_inside: [Stop; 4] = [
             ("push", |s| s.entered(State::TaskRunning)),
             ("pop", Stream::left),
             ("switch", |s| {
                 s.left();
                 s.entered(State::TaskRunning)
+            }),
+            ("task end", |s| {
+                s.left();
+                s.left();
             }),
         ];
         for (name, change) in stopped_inside {
@@ -718,6 +868,13 @@ mod tests {
             let s = Stream::create(&path).unwrap();
             append_events(&s, [Small::state(a, true)], |s| s.entered(a));
             append_events(&s, [Small::state(b, true)], |s| s.entered(b));
+            if name == "task end" {
+                // The stop is in the task's end: both its entries are still open in the bytes.
+                append_events(&s, [Small::state(State::TaskRunning, true), Small::one(*b"PPx", 9)], |s| {
+                    s.entered(State::TaskRunning);
+                    s.task_started(9);
+                });
+            }
             // `append_events` up to its stack change, as the owner would be when stopped.
             let len = s.len.load(Ordering::Relaxed);
             s.committed.store(s.busy_word(len), Ordering::Relaxed);
@@ -725,6 +882,23 @@ mod tests {
             s.close(false, false);
             let events = format::decode(&std::fs::read(&path).unwrap()).expect("a whole stream").events;
             let mcvs: Vec<[u8; 3]> = events.iter().map(|e| e.mcv).collect();
+            if name == "task end" {
+                let run = State::TaskRunning;
+                let want = [
+                    a.ovni_code(true),
+                    b.ovni_code(true),
+                    run.ovni_code(true),
+                    *b"PPx",
+                    *b"PPe",
+                    run.ovni_code(false),
+                    b.ovni_code(false),
+                    a.ovni_code(false),
+                    *b"OHe",
+                ];
+                assert_eq!(mcvs, want, "stopped inside a {name}");
+                assert_eq!(events[4].payload_u32(0), Some(9), "the mark keeps the task's number");
+                continue;
+            }
             let want =
                 [a.ovni_code(true), b.ovni_code(true), b.ovni_code(false), a.ovni_code(false), *b"OHe"];
             assert_eq!(mcvs, want, "stopped inside a {name}");
