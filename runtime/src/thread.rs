@@ -135,6 +135,8 @@ pub(crate) struct Context {
     pub(crate) rerun: *const crate::task::Task,
     /// Victim selection for stealing (xorshift state, never 0).
     pub(crate) rng: u32,
+    /// The thread's memo of its last fruitless search of its team's priority heap.
+    pub(crate) heap_refused: crate::task::HeapRefused,
     /// Reused buffer for dependence lists.
     pub(crate) dep_scratch: Vec<crate::task::Dep>,
     /// A detachable task given its event and not submitted yet, and the dependences of the
@@ -483,6 +485,7 @@ impl ThreadDesc {
                 rerun: std::ptr::null(),
                 icv_save: std::ptr::null(),
                 rng: 0x9e37_79b9,
+                heap_refused: Default::default(),
                 dep_scratch: Vec::new(),
                 detach: Default::default(),
                 last_task_id: 0,

@@ -29,6 +29,7 @@ use std::time::Instant;
 pub(crate) use cache::BlockCache;
 pub use deps::{Access, Dep};
 pub use group::{Init, ItemSpec, TaskGroup};
+pub(crate) use pool::HeapRefused;
 pub use task::{KmpTask, KmpTaskloop, Routine, Task};
 
 use crate::sync::WaitPolicy;
@@ -854,9 +855,10 @@ pub fn run_one(th: Thread) -> bool {
         // Untied tasks too: a frame blocked on this thread's stack cannot move (README §6).
         unsafe { anchor.as_ref() }.is_none_or(|a| c.descends_from(a))
     };
-    let mut rng = ctx.rng;
-    let got = pool.take(th.tid(), &mut rng, &allowed, anchor.is_null());
-    th.ctx().rng = rng;
+    let (mut rng, mut refused) = (ctx.rng, ctx.heap_refused);
+    let got = pool.take(th.tid(), &mut rng, &allowed, anchor as usize, &mut refused);
+    let ctx = th.ctx();
+    (ctx.rng, ctx.heap_refused) = (rng, refused);
     match got {
         // SAFETY: a queued task stays alive until it completes.
         Some(r) => execute(th, unsafe { &*r.0 }),
@@ -890,7 +892,8 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
         std::thread::yield_now();
         let s = *start.get_or_insert_with(Instant::now);
         if s.elapsed() >= WaitPolicy::block_time() {
-            pool.park(cond);
+            let ctx = th.ctx();
+            pool.park(cond, ctx.tsc as usize, &ctx.heap_refused);
             start = None;
         }
     }

@@ -17,7 +17,7 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 
 use super::task::TaskRef;
-use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::sync::sleep::Sleep;
 
 struct Prio {
@@ -49,8 +49,11 @@ pub(crate) struct TaskPool {
     deques: Box<[CachePadded<Worker<TaskRef>>]>,
     stealers: Box<[Stealer<TaskRef>]>,
     injector: Injector<TaskRef>,
+    /// The heap, and how many tasks were ever pushed into it (each entry's `seq`).
     prio: parking_lot::Mutex<(BinaryHeap<Prio>, u64)>,
     has_prio: AtomicBool,
+    /// The heap's push count, for a look without its lock (`HeapRefused`).
+    prio_pushes: AtomicU64,
     sleep: Sleep,
     /// Threads outside the team completing one of its tasks (detach fulfilled elsewhere).
     foreign: AtomicU32,
@@ -72,6 +75,7 @@ impl TaskPool {
             injector: Injector::new(),
             prio: parking_lot::Mutex::new((BinaryHeap::new(), 0)),
             has_prio: AtomicBool::new(false),
+            prio_pushes: AtomicU64::new(0),
             sleep: Sleep::new(),
             foreign: AtomicU32::new(0),
         }
@@ -85,8 +89,10 @@ impl TaskPool {
             p.1 += 1;
             let seq = p.1;
             p.0.push(Prio { priority, seq, task: t });
-            // Relaxed: a hint to look at the heap; the heap's lock orders its content.
+            // Relaxed: hints to look at the heap (the heap's lock orders its content); a parking
+            // thread sees them through the sleep protocol's fences (`notify` below).
             self.has_prio.store(true, Ordering::Relaxed);
+            self.prio_pushes.store(seq, Ordering::Relaxed);
         } else {
             match tid {
                 Some(tid) if (tid as usize) < self.deques.len() => self.deques[tid as usize].push(t),
@@ -115,18 +121,22 @@ impl TaskPool {
     /// victim). `allowed` filters by the task scheduling constraint; refused tasks are put
     /// back where others can take them.
     ///
-    /// `batch` (only for a thread that may run any task: no scheduling constraint) lets it
-    /// steal several tasks at once into its own deque. A constrained thread must not: its own
-    /// deque then holds, on top, exactly the descendants of the task it waits in (pushed since
-    /// that task started), which is what lets it stop at the first task it may not run.
+    /// `anchor` identifies the constraint `allowed` stands for (the address of the task the
+    /// thread waits in; 0: none, every task allowed). Only an unconstrained thread steals
+    /// several tasks at once into its own deque: a constrained one must not, its own deque then
+    /// holding, on top, exactly the descendants of the task it waits in (pushed since that task
+    /// started), which is what lets it stop at the first task it may not run. `refused` is the
+    /// thread's memo of a fruitless search of the priority heap (see `HeapRefused`).
     pub(crate) fn take(
         &self,
         tid: u32,
         rng: &mut u32,
         allowed: &dyn Fn(TaskRef) -> bool,
-        batch: bool,
+        anchor: usize,
+        refused: &mut HeapRefused,
     ) -> Option<TaskRef> {
-        if self.has_prio.load(Ordering::Relaxed) {
+        let batch = anchor == 0;
+        if self.has_prio.load(Ordering::Relaxed) && !self.all_refused(anchor, refused) {
             let mut p = self.prio.lock();
             match p.0.peek() {
                 Some(top) if allowed(top.task) => return p.0.pop().map(|x| x.task),
@@ -134,6 +144,8 @@ impl TaskPool {
                     if let Some(t) = take_allowed(&mut p.0, allowed) {
                         return Some(t);
                     }
+                    // Every task in the heap refused: no need to look again before a push.
+                    *refused = HeapRefused { pushes: p.1, anchor };
                 }
                 // Relaxed: a hint (see `push`), under the heap's lock.
                 None => self.has_prio.store(false, Ordering::Relaxed),
@@ -219,9 +231,20 @@ impl TaskPool {
         Some(t)
     }
 
-    /// Whether any queue looks non-empty.
-    fn has_work(&self) -> bool {
-        self.has_prio.load(Ordering::Relaxed)
+    /// Whether the memo `refused` says that every task in the heap is refused by the
+    /// constraint `anchor` (never for an unconstrained thread).
+    #[inline]
+    fn all_refused(&self, anchor: usize, refused: &HeapRefused) -> bool {
+        // Relaxed: the count only grows; a stale value makes the thread skip a look at the heap
+        // it takes again at its next poll, and a parking thread reads it after the sleep
+        // protocol's fence, which orders it after the push whose `notify` could miss it.
+        anchor != 0 && refused.anchor == anchor && refused.pushes == self.prio_pushes.load(Ordering::Relaxed)
+    }
+
+    /// Whether any queue looks non-empty to a thread constrained by `anchor` that keeps the
+    /// memo `refused` (the heap counts only when it may hold a task the thread has not refused).
+    fn has_work(&self, anchor: usize, refused: &HeapRefused) -> bool {
+        (self.has_prio.load(Ordering::Relaxed) && !self.all_refused(anchor, refused))
             || !self.injector.is_empty()
             || self.stealers.iter().any(|s| !s.is_empty())
     }
@@ -232,9 +255,10 @@ impl TaskPool {
         self.sleep.notify();
     }
 
-    /// Parks until notified, unless `cond` holds or work is visible once announced.
-    pub(crate) fn park(&self, cond: &dyn Fn() -> bool) {
-        self.sleep.park(&|| cond() || self.has_work());
+    /// Parks until notified, unless `cond` holds or work is visible once announced (to a
+    /// thread constrained by `anchor` with the memo `refused`, as in `take`).
+    pub(crate) fn park(&self, cond: &dyn Fn() -> bool, anchor: usize, refused: &HeapRefused) {
+        self.sleep.park(&|| cond() || self.has_work(anchor, refused));
     }
 
     /// A thread outside the team is about to complete one of its tasks (the pool is alive:
@@ -256,6 +280,20 @@ impl TaskPool {
             std::thread::yield_now();
         }
     }
+}
+
+/// A thread's memo of its last fruitless search of the priority heap: when the heap had seen
+/// `pushes` pushes, it held no task the constraint anchored at `anchor` allows. Until the next
+/// push that stays true (tasks only leave the heap, and whether a task descends from the
+/// anchor never changes), so the thread neither searches the heap again (O(heap) under its
+/// lock, at every poll of every waiting thread) nor counts it as work that keeps it from
+/// parking. An anchor's address reused by a later task is harmless: the tasks in the heap
+/// then were all pushed before that task existed, so none descends from it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct HeapRefused {
+    pushes: u64,
+    /// The constraint's task address; 0: no memo.
+    anchor: usize,
 }
 
 /// Tasks a thief takes at once (from a deque at most half of it, from the injector what its
@@ -313,17 +351,17 @@ mod tests {
         pool.push(None, fake(1), 0);
         pool.push(None, fake(2), 0);
         pool.push(None, allowed, 0);
-        let mut rng = 1;
+        let (mut rng, mut refused) = (1, HeapRefused::default());
         let only = |t: TaskRef| t == allowed;
         // What a waiting thread does between polls: takes, is refused, retries.
-        let found = (0..8).any(|_| pool.take(0, &mut rng, &only, false) == Some(allowed));
+        let found = (0..8).any(|_| pool.take(0, &mut rng, &only, WAITS_IN, &mut refused) == Some(allowed));
         assert!(found, "the allowed task was never taken");
         // Unconstrained, a thief takes a batch: one runs, the rest are in its own deque.
         for i in 3..8 {
             pool.push(None, fake(i), 0);
         }
         let any = |_: TaskRef| true;
-        let first = pool.take(0, &mut rng, &any, true).expect("a foreign task");
+        let first = pool.take(0, &mut rng, &any, 0, &mut refused).expect("a foreign task");
         assert!(first != allowed);
         assert!(pool.own_len(0) >= 1, "the batch's other tasks are in the thief's deque");
     }
@@ -339,13 +377,48 @@ mod tests {
         pool.push(Some(0), fake(3), 5);
         pool.push(Some(0), fake(4), 5); // as high as fake(3), younger
         pool.push(Some(0), fake(5), 7); // refused
-        let mut rng = 1;
+        let (mut rng, mut refused) = (1, HeapRefused::default());
         let mine = |t: TaskRef| [fake(2), fake(3), fake(4)].contains(&t);
-        let order: Vec<_> = (0..4).map(|_| pool.take(1, &mut rng, &mine, false)).collect();
+        let order: Vec<_> = (0..4).map(|_| pool.take(1, &mut rng, &mine, WAITS_IN, &mut refused)).collect();
         assert_eq!(order, [Some(fake(3)), Some(fake(4)), Some(fake(2)), None]);
         let any = |_: TaskRef| true;
-        assert_eq!(pool.take(0, &mut rng, &any, false), Some(fake(1)));
-        assert_eq!(pool.take(0, &mut rng, &any, false), Some(fake(5)));
-        assert_eq!(pool.take(0, &mut rng, &any, false), None);
+        let mut other = HeapRefused::default();
+        assert_eq!(pool.take(0, &mut rng, &any, WAITS_IN + 1, &mut other), Some(fake(1)));
+        assert_eq!(pool.take(0, &mut rng, &any, WAITS_IN + 1, &mut other), Some(fake(5)));
+        assert_eq!(pool.take(0, &mut rng, &any, WAITS_IN + 1, &mut other), None);
     }
+
+    /// After a fruitless search of the heap a constrained thread does not search it again
+    /// (its refusal is remembered) until a task is pushed, and does not count it as work that
+    /// keeps it from parking; another constraint, or no memo, still finds the heap.
+    #[test]
+    fn a_refused_heap_is_not_searched_again_until_a_push() {
+        let pool = TaskPool::new(2);
+        pool.push(None, fake(1), 4);
+        pool.push(None, fake(2), 6);
+        let looks = std::cell::Cell::new(0);
+        let mine = |t: TaskRef| {
+            looks.set(looks.get() + 1);
+            t == fake(3)
+        };
+        let (mut rng, mut refused) = (1, HeapRefused::default());
+        assert_eq!(pool.take(1, &mut rng, &mine, WAITS_IN, &mut refused), None);
+        let first = looks.get();
+        assert!(first >= 2, "the first search looks at every task in the heap");
+        assert!(!pool.has_work(WAITS_IN, &refused), "only refused tasks: the thread may park");
+        assert!(pool.has_work(WAITS_IN + 1, &refused), "another constraint has not refused them");
+        assert!(pool.has_work(0, &refused), "an unconstrained thread runs any of them");
+        for _ in 0..5 {
+            assert_eq!(pool.take(1, &mut rng, &mine, WAITS_IN, &mut refused), None);
+        }
+        assert_eq!(looks.get(), first, "no search of the heap without a push");
+        // A push (an allowed task, with a priority below the refused ones): searched again.
+        pool.push(None, fake(3), 1);
+        assert!(pool.has_work(WAITS_IN, &refused));
+        assert_eq!(pool.take(1, &mut rng, &mine, WAITS_IN, &mut refused), Some(fake(3)));
+        assert!(looks.get() > first);
+    }
+
+    /// The address of a task a constrained thread waits in (any non-zero value).
+    const WAITS_IN: usize = 0x40;
 }
