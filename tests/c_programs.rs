@@ -259,6 +259,7 @@ c_tests! {
     fork_child,
     fork_locks,
     idle_sleep,
+    idle_sleep_tasks,
     kmp_defaults,
     kmp_ext,
     if_clause,
