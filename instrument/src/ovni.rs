@@ -216,12 +216,18 @@ extern "C" fn close_all_at_exit() {
     close_all(false);
 }
 
+/// Set once the process closes its streams: no stream opens after (`open_stream`).
+static CLOSING: AtomicBool = AtomicBool::new(false);
+
 /// Closes every stream. From a signal handler (`in_signal`) a lock is waited for a bounded
 /// time only, and not at all when the interrupted thread is taking it.
 fn close_all(in_signal: bool) {
     if FORKED.load(Ordering::Relaxed) || OVNI.get().is_none() {
         return;
     }
+    // Relaxed: the registry's lock orders it (this thread takes and gives back the lock below,
+    // after the store; `open_stream` reads it with the lock held).
+    CLOSING.store(true, Ordering::Relaxed);
     let mut i = 0;
     loop {
         // The registry's lock is held only to take one stream: closing may wait for the
@@ -276,8 +282,15 @@ fn open_stream() -> Option<Arc<Stream>> {
     std::fs::create_dir_all(&dir).ok()?;
     let s = Arc::new(Stream::create(&dir.join("stream.obs"))?);
     std::fs::write(dir.join("stream.json"), metadata(tid, pid)).ok()?;
-    siglock::lock(&WRITER.streams)?.push(s.clone());
+    // The thread's first event is in the stream before a closer can find the stream.
     append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: crate::creator(), tag: 0 });
+    let mut streams = siglock::lock(&WRITER.streams)?;
+    // Once the process closes its streams (exit, a signal), a thread records nothing more:
+    // a stream opened then (a region run by a later exit handler) would never be closed.
+    if CLOSING.load(Ordering::Relaxed) {
+        return None;
+    }
+    streams.push(s.clone());
     Some(s)
 }
 

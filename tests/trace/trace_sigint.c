@@ -1,6 +1,7 @@
 // trace_sigint.c - run with OMP_OVNI=1 by tests/trace.rs, which sends it SIGINT: every thread
 // records critical sections and tasks without end; the program prints "ready" once every
-// thread is in that loop, and is ended by the signal.
+// thread has gone round that loop 20000 times (a few MiB of events each: its buffers have been
+// handed over to the writer), and is ended by the signal.
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@ int main(void) {
       if (i % 64 == 63) {
 #pragma omp taskwait
       }
-      if (i == 0 && __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST) == omp_get_num_threads()) {
+      if (i == 20000 && __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST) == omp_get_num_threads()) {
         printf("ready\n");
         fflush(stdout);
       }
