@@ -309,6 +309,7 @@ c_tests! {
     task_icvs_region,
     task_memory,
     task_priority,
+    task_priority_cutoff,
     task_priority_wait,
     task_proxy,
     task_reduction,

@@ -379,14 +379,28 @@ fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
     deps::finish_registration(t)
 }
 
-/// Whether a new task like `t` should be queued rather than run at once (the cut-off).
+/// Whether a new task like `t` should be queued rather than run at once (the cut-off: the
+/// creator's deque holds `CUTOFF` tasks, or for a prioritised task the team's heap `CUTOFF`
+/// per thread).
 #[inline]
 pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
     let team = th.team();
     !(std::ptr::eq(team, t.team)
         && (t.is_final != 0
             || team.nthreads == 1
-            || (t.priority.get() == 0 && team.tasks().own_len(th.tid()) >= CUTOFF)))
+            || if t.priority.get() == 0 {
+                team.tasks().own_len(th.tid()) >= CUTOFF
+            } else {
+                prio_cut_off(team)
+            }))
+}
+
+/// The cut-off for a prioritised task: the heap all the team's threads share holds `CUTOFF`
+/// tasks per thread (without it every prioritised task of a recursion went through the heap's
+/// lock: a prioritised fib ran several times slower than a plain one).
+#[cold]
+fn prio_cut_off(team: &crate::team::Team) -> bool {
+    team.tasks().prio_queued() >= CUTOFF * team.nthreads as usize
 }
 
 /// Runs chunk after chunk in block `t` on the calling thread, each an included task of the
@@ -892,8 +906,9 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
         std::thread::yield_now();
         let s = *start.get_or_insert_with(Instant::now);
         if s.elapsed() >= WaitPolicy::block_time() {
-            let ctx = th.ctx();
-            pool.park(cond, ctx.tsc as usize, &ctx.heap_refused);
+            // Copies: no reference into the context lives while `cond` runs.
+            let (anchor, refused) = (th.ctx().tsc as usize, th.ctx().heap_refused);
+            pool.park(cond, anchor, &refused);
             start = None;
         }
     }

@@ -17,7 +17,7 @@ use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 
 use super::task::TaskRef;
-use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::sync::sleep::Sleep;
 
 struct Prio {
@@ -54,6 +54,8 @@ pub(crate) struct TaskPool {
     has_prio: AtomicBool,
     /// The heap's push count, for a look without its lock (`HeapRefused`).
     prio_pushes: AtomicU64,
+    /// The heap's length, for the cut-off's look without its lock (`prio_queued`).
+    prio_len: AtomicUsize,
     sleep: Sleep,
     /// Threads outside the team completing one of its tasks (detach fulfilled elsewhere).
     foreign: AtomicU32,
@@ -69,13 +71,20 @@ impl TaskPool {
     pub(crate) fn new(n: u32) -> TaskPool {
         let deques: Box<[_]> = (0..n.max(1)).map(|_| CachePadded::new(Worker::new_lifo())).collect();
         let stealers = deques.iter().map(|w| w.stealer()).collect();
+        // Every pool counts its heap's pushes from a base of its own, so that no two pools
+        // (a team's pool replaced when it is resized, at the same address; a nested team's)
+        // ever show the same count: a thread's `HeapRefused` names a count of one pool only.
+        // Relaxed: distinct values are all that is needed.
+        static POOLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let base = POOLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 32;
         TaskPool {
             deques,
             stealers,
             injector: Injector::new(),
-            prio: parking_lot::Mutex::new((BinaryHeap::new(), 0)),
+            prio: parking_lot::Mutex::new((BinaryHeap::new(), base)),
             has_prio: AtomicBool::new(false),
-            prio_pushes: AtomicU64::new(0),
+            prio_pushes: AtomicU64::new(base),
+            prio_len: AtomicUsize::new(0),
             sleep: Sleep::new(),
             foreign: AtomicU32::new(0),
         }
@@ -93,6 +102,7 @@ impl TaskPool {
             // thread sees them through the sleep protocol's fences (`notify` below).
             self.has_prio.store(true, Ordering::Relaxed);
             self.prio_pushes.store(seq, Ordering::Relaxed);
+            self.prio_len.store(p.0.len(), Ordering::Relaxed);
         } else {
             match tid {
                 Some(tid) if (tid as usize) < self.deques.len() => self.deques[tid as usize].push(t),
@@ -100,6 +110,13 @@ impl TaskPool {
             }
         }
         self.notify();
+    }
+
+    /// Prioritised tasks queued (in the heap), as last seen: for the cut-off.
+    #[inline]
+    pub(crate) fn prio_queued(&self) -> usize {
+        // Relaxed: a heuristic's input, stored under the heap's lock.
+        self.prio_len.load(Ordering::Relaxed)
     }
 
     /// Tasks in member `tid`'s own deque (caller: that member).
@@ -139,9 +156,14 @@ impl TaskPool {
         if self.has_prio.load(Ordering::Relaxed) && !self.all_refused(anchor, refused) {
             let mut p = self.prio.lock();
             match p.0.peek() {
-                Some(top) if allowed(top.task) => return p.0.pop().map(|x| x.task),
+                Some(top) if allowed(top.task) => {
+                    let t = p.0.pop().map(|x| x.task);
+                    self.prio_len.store(p.0.len(), Ordering::Relaxed);
+                    return t;
+                }
                 Some(_) => {
                     if let Some(t) = take_allowed(&mut p.0, allowed) {
+                        self.prio_len.store(p.0.len(), Ordering::Relaxed);
                         return Some(t);
                     }
                     // Every task in the heap refused: no need to look again before a push.
@@ -288,7 +310,9 @@ impl TaskPool {
 /// anchor never changes), so the thread neither searches the heap again (O(heap) under its
 /// lock, at every poll of every waiting thread) nor counts it as work that keeps it from
 /// parking. An anchor's address reused by a later task is harmless: the tasks in the heap
-/// then were all pushed before that task existed, so none descends from it.
+/// then were all pushed before that task existed, so none descends from it. The count names
+/// the pool too: each pool counts from a base of its own (`TaskPool::new`), so a memo made in
+/// one team's pool never matches another's (the thread keeps one memo for all its teams).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct HeapRefused {
     pushes: u64,
@@ -417,6 +441,15 @@ mod tests {
         assert!(pool.has_work(WAITS_IN, &refused));
         assert_eq!(pool.take(1, &mut rng, &mine, WAITS_IN, &mut refused), Some(fake(3)));
         assert!(looks.get() > first);
+        // The memo names this pool's count only: another pool with as many pushes (a team
+        // resized, a nested team) is searched, whatever the anchor's address.
+        let memo = refused;
+        let other = TaskPool::new(2);
+        // The memo was made after this pool's second push: the other pool makes two.
+        for i in 0..2 {
+            other.push(None, fake(10 + i), 2);
+        }
+        assert!(other.has_work(WAITS_IN, &memo), "a memo of another pool");
     }
 
     /// The address of a task a constrained thread waits in (any non-zero value).
