@@ -28,10 +28,11 @@
 #define MAXTASKS 8000
 #define NADDR 6
 #define MAXKIDS 160
+#include "dep_model.h"
 #define MAXD 3
 #define MAXDEPTH 3
 
-enum { K_IN, K_OUT, K_INOUT, K_MTX, K_SET, NKINDS, K_ALL = NKINDS };
+enum { K_ALL = NKINDS };
 enum { WAIT_NONE, WAIT_TASKWAIT, WAIT_TASKGROUP };
 
 struct node {
@@ -49,13 +50,6 @@ static struct node nodes[MAXTASKS];
 static int next_id;
 static char A[NADDR]; /* dependence addresses, shared by every parent */
 
-static uint64_t rng_next(uint64_t *s) {
-  *s ^= *s << 13;
-  *s ^= *s >> 7;
-  *s ^= *s << 17;
-  return *s;
-}
-static int rnd(uint64_t *s, int n) { return (int)(rng_next(s) % (uint64_t)n); }
 static int ld(int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 
 /* ---- occupancy: 16-bit fields in / inoutset / mutexinoutset / writer ---- */
@@ -70,34 +64,7 @@ static void occ_enter(uint64_t *occ, int k) {
 }
 static void occ_leave(uint64_t *occ, int k) { __atomic_fetch_sub(occ, occ_unit[k], __ATOMIC_SEQ_CST); }
 
-/* ---- the sequential semantics, per parent and address: the current group of tasks (several
-   for in / inoutset / mutexinoutset, one for out / inout) and the group before it ---- */
-struct hist {
-  int kind; /* of the current group, -1: none yet */
-  int ncur, nprev;
-  int cur[MAXKIDS + 1], prev[MAXKIDS + 1];
-};
-
-static int is_set_kind(int k) { return k == K_IN || k == K_MTX || k == K_SET; }
-
-/* adds to preds[] the tasks an access of kind k must wait for, then records the access */
-static int hist_access(struct hist *h, int k, int id, int *preds, int np, int record) {
-  if (k == K_OUT) k = K_INOUT;
-  if (is_set_kind(k) && h->kind == k) {
-    for (int i = 0; i < h->nprev; i++) preds[np++] = h->prev[i];
-    if (record) h->cur[h->ncur++] = id;
-  } else {
-    for (int i = 0; i < h->ncur; i++) preds[np++] = h->cur[i];
-    if (record) {
-      memcpy(h->prev, h->cur, sizeof(int) * (size_t)h->ncur);
-      h->nprev = h->ncur;
-      h->cur[0] = id;
-      h->ncur = 1;
-      h->kind = k;
-    }
-  }
-  return np;
-}
+/* the sequential semantics per parent and address: dep_model.h */
 
 static void run_node(int id);
 
@@ -210,21 +177,7 @@ static void create_kids(int id, uint64_t *s, int nkids, int allow_mtx, int *kids
       for (int a = 0; a < NADDR; a++) np = hist_access(&h[a], K_INOUT, cid, preds, np, 1);
     } else {
       c->ndeps = rnd(s, 4) == 0 ? 0 : 1 + rnd(s, MAXD);
-      for (int d = 0; d < c->ndeps; d++) {
-        int a, dup;
-        do {
-          a = rnd(s, NADDR);
-          dup = 0;
-          for (int e = 0; e < d; e++) dup |= c->addr[e] == a;
-        } while (dup);
-        /* each address has a favoured kind that drifts, so groups form */
-        if (rnd(s, 4) == 0) fav[a] = rnd(s, NKINDS);
-        int k = rnd(s, 10) < 7 ? fav[a] : rnd(s, NKINDS);
-        if (k == K_MTX && !allow_mtx) k = K_SET;
-        c->addr[d] = a;
-        c->kind[d] = k;
-        np = hist_access(&h[a], k, cid, preds, np, 1);
-      }
+      np = pick_deps(s, c->ndeps, fav, allow_mtx, h, cid, c->addr, c->kind, preds, np);
     }
     c->undeferred = rnd(s, 16) == 0;
     c->npred = np;

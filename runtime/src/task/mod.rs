@@ -270,7 +270,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
             // task has now (borrowed: `has_icvs` is false), leaving its creator's saved ICVs
             // alone.
             t.parts.fetch_add(1, Ordering::AcqRel);
-            execute(th, t);
+            execute_part(th, t, true);
             return Ok(());
         }
         if std::ptr::eq(th.ctx().task, t) && t.flags & flags::TIED == 0 {
@@ -500,8 +500,11 @@ fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
         call_part(r, th.gtid(), t, trace);
         // An untied task's next parts, re-submitted to run here (`rerun_here`): clang's
         // untied tasks re-submit themselves at least once, so this is no cold path.
+        // A cancellation meanwhile does not stop them: the task has started, and a started
+        // task runs to its end or to a cancellation point of its own (its scheduling points,
+        // where clang splits it, are none).
         if !th.ctx().rerun.is_null() {
-            while take_rerun(th, t) && !is_cancelled(t) {
+            while take_rerun(th, t) {
                 call_part(r, th.gtid(), t, trace);
             }
         }
@@ -701,9 +704,17 @@ fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     true
 }
 
-/// Runs one part of `t` on the calling thread. False if it could not start (a
-/// mutexinoutset lock is busy; the task was put back).
+/// Runs `t`, not started yet, on the calling thread (its body only if it is not cancelled).
+/// False if it could not start (a mutexinoutset lock is busy; the task was put back).
 fn execute(th: Thread, t: &'static Task) -> bool {
+    execute_part(th, t, false)
+}
+
+/// Runs one part of `t` on the calling thread: its first (`started` false: not run if the
+/// task is cancelled) or a later one of a task that has started (run whatever happened
+/// meanwhile: a started task is not cancelled but at a cancellation point of its own). False
+/// if it could not start (a mutexinoutset lock is busy; the task was put back).
+fn execute_part(th: Thread, t: &'static Task, started: bool) -> bool {
     // SAFETY: set before the task was queued; read by the thread that runs it.
     let mutexes = unsafe { (*t.mutexes.get()).as_deref() };
     if let Some(ms) = mutexes
@@ -712,7 +723,7 @@ fn execute(th: Thread, t: &'static Task) -> bool {
         t.team().tasks().put_back(TaskRef(t));
         return false;
     }
-    let cancelled = is_cancelled(t);
+    let cancelled = !started && is_cancelled(t);
     t.state.store(State::Running as u32, Ordering::Relaxed);
     run_body(th, t, None, !cancelled);
     if let Some(ms) = mutexes {
