@@ -147,6 +147,14 @@ fn worksharing_states_are_exact() {
             assert_eq!(w[1].clock, w[2].clock, "thread {}: acquired and section begin", th.tid);
             assert_eq!(w[3].clock, w[4].clock, "thread {}: section end and release", th.tid);
         }
+        // A dynamic chunk ends where the next begins, and the last where the thread's part of
+        // the loop ends: one clock read each.
+        let codes =
+            [State::DynamicForChunk.ovni_code(true), State::DynamicForChunk.ovni_code(false), *b"PQe"];
+        let around: Vec<&Event> = th.events.iter().filter(|e| codes.contains(&e.mcv)).collect();
+        for w in around.windows(2).filter(|w| w[0].mcv == codes[1]) {
+            assert_eq!(w[0].clock, w[1].clock, "thread {}: a chunk's end and {}", th.tid, w[1].code());
+        }
     }
     // Mutual exclusion as the trace shows it: no two threads' critical sections overlap (a
     // section's end is stamped while its lock is still held, its beginning once taken). The

@@ -259,6 +259,33 @@ pub fn leave_with(state: impl FnOnce() -> State) {
     }
 }
 
+/// The calling thread enters the state `state()` gives (one of a run of states of one kind: a
+/// loop's chunks), leaving the previous one of the run first if `leaving`, at one instant (one
+/// clock read for both events).
+#[inline(always)]
+pub fn again_with(leaving: bool, state: impl FnOnce() -> State) {
+    if enabled() {
+        let s = state();
+        if leaving { recorder().switch(s, s) } else { recorder().push(s) }
+    }
+}
+
+/// The calling thread leaves the state `what()` gives if `leaving` and ends its part of the
+/// worksharing construct it gives if `ending`, at one instant; `what` is worked out only when
+/// tracing is on and one of them happens.
+#[inline(always)]
+pub fn leave_part_with(leaving: bool, ending: bool, what: impl FnOnce() -> (Worksharing, State)) {
+    if enabled() && (leaving || ending) {
+        let (w, s) = what();
+        let r = recorder();
+        match (leaving, ending) {
+            (true, true) => r.worksharing_state(w, s, false),
+            (true, false) => r.pop(s),
+            _ => r.worksharing(w, false),
+        }
+    }
+}
+
 /// The calling thread begins its part of worksharing construct `w`, in no state of its own.
 #[inline(always)]
 pub fn worksharing_begin(w: Worksharing) {

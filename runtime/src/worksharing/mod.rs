@@ -211,16 +211,18 @@ pub(crate) fn end_left_loop(th: Thread) {
 /// `__kmpc_dispatch_next_*`: the next chunk, or None when the thread is done with the loop.
 #[inline]
 pub fn dispatch_next(th: Thread) -> Option<Chunk> {
-    let ctx = th.ctx();
-    if std::mem::take(&mut ctx.chunk_open) {
-        oxiomp_instrument::leave_with(|| loop_trace(ctx).1);
-    }
+    let was_open = std::mem::take(&mut th.ctx().chunk_open);
     let c = th.team().ring().next(&mut th.ctx().cursor, th.tid());
+    let ctx = th.ctx();
+    // The previous chunk ends where the next begins (or the thread's part of the loop ends),
+    // at one clock read taken once the next chunk is fetched: the fetch (an atomic add) is
+    // in the previous chunk's state.
     if c.is_some() {
-        th.ctx().chunk_open = true;
-        oxiomp_instrument::enter_with(|| loop_trace(th.ctx()).1);
-    } else if std::mem::take(&mut th.ctx().loop_open) {
-        oxiomp_instrument::worksharing_end(loop_trace(th.ctx()).0);
+        ctx.chunk_open = true;
+        oxiomp_instrument::again_with(was_open, || loop_trace(ctx).1);
+    } else {
+        let ending = std::mem::take(&mut ctx.loop_open);
+        oxiomp_instrument::leave_part_with(was_open, ending, || loop_trace(ctx));
     }
     c
 }
