@@ -1,9 +1,10 @@
 // task_priority_cutoff.c - prioritised tasks have a cut-off too: while the other threads are
-// kept from taking tasks, thread 0 creates 64 x threads + 100 prioritised tasks; the first
-// 64 x threads are queued (in the team's heap) and the 100 after them run at once on thread 0,
+// kept from taking tasks, thread 0 creates 64 + 100 prioritised tasks; the first 64 are queued
+// (in thread 0's heap of prioritised tasks) and the 100 after them run at once on thread 0,
 // inside their construct (with one thread every task runs at once); every task runs exactly
 // once by the region's end. Without the cut-off every prioritised task of a recursion went
-// through the heap. The threshold is this runtime's policy: no reference run.
+// through a heap. The threshold (64, as for a thread's deque) is this runtime's policy: no
+// reference run.
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: env=OMP_MAX_TASK_PRIORITY=10
 // oxiomp-test: reference=skip
@@ -18,7 +19,7 @@
 
 int main(void) {
   int n = omp_get_max_threads();
-  int cut = 64 * n, total = cut + EXTRA;
+  int cut = 64, total = cut + EXTRA;
   int *ran = calloc(total, sizeof(int)), *at_once = calloc(total, sizeof(int));
   int creating = 1, go = 0;
 #pragma omp parallel shared(ran, at_once, creating, go)

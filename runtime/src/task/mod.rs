@@ -19,6 +19,7 @@ mod cache;
 pub mod deps;
 pub mod group;
 pub(crate) mod pool;
+mod prio;
 #[allow(clippy::module_inception)]
 pub mod task;
 pub mod taskloop;
@@ -29,7 +30,7 @@ use std::time::Instant;
 pub(crate) use cache::BlockCache;
 pub use deps::{Access, Dep};
 pub use group::{Init, ItemSpec, TaskGroup};
-pub(crate) use pool::HeapRefused;
+pub(crate) use prio::HeapRefused;
 pub use task::{KmpTask, KmpTaskloop, Routine, Task};
 
 use crate::sync::WaitPolicy;
@@ -380,8 +381,7 @@ fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
 }
 
 /// Whether a new task like `t` should be queued rather than run at once (the cut-off: the
-/// creator's deque holds `CUTOFF` tasks, or for a prioritised task the team's heap `CUTOFF`
-/// per thread).
+/// creator's deque holds `CUTOFF` tasks, or for a prioritised task its heap).
 #[inline]
 pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
     let team = th.team();
@@ -391,16 +391,15 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
             || if t.priority.get() == 0 {
                 team.tasks().own_len(th.tid()) >= CUTOFF
             } else {
-                prio_cut_off(team)
+                prio_cut_off(th)
             }))
 }
 
-/// The cut-off for a prioritised task: the heap all the team's threads share holds `CUTOFF`
-/// tasks per thread (without it every prioritised task of a recursion went through the heap's
-/// lock: a prioritised fib ran several times slower than a plain one).
+/// The cut-off for a prioritised task: its creator's heap holds `CUTOFF` tasks (as for its
+/// deque).
 #[cold]
-fn prio_cut_off(team: &crate::team::Team) -> bool {
-    team.tasks().prio_queued() >= CUTOFF * team.nthreads as usize
+fn prio_cut_off(th: Thread) -> bool {
+    th.team().tasks().prio_queued(th.tid()) >= CUTOFF
 }
 
 /// Runs chunk after chunk in block `t` on the calling thread, each an included task of the

@@ -3,7 +3,7 @@
 //! Every member owns a work-stealing deque (LIFO for its owner, thieves take the oldest tasks,
 //! up to [`STEAL_BATCH`] at once, run one and keep the rest in their own deque);
 //! an injector takes tasks readied by threads outside the team (a detach fulfilled elsewhere)
-//! and tasks put back; prioritised tasks go to a shared heap looked at first.
+//! and tasks put back; prioritised tasks go to heaps looked at first (`prio.rs`).
 //!
 //! # Waking waiters (see README.md)
 //! Threads that wait for a condition (a count reaching 0) run tasks meanwhile, spin and yield
@@ -11,51 +11,21 @@
 //! no wake-up is lost, and its loom models); every push and every count that reaches 0
 //! notifies it.
 
-use std::collections::BinaryHeap;
-
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 
+use super::prio::{HeapRefused, PrioHeaps};
 use super::task::TaskRef;
-use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::sleep::Sleep;
-
-struct Prio {
-    priority: i32,
-    seq: u64,
-    task: TaskRef,
-}
-
-impl PartialEq for Prio {
-    fn eq(&self, o: &Self) -> bool {
-        self.priority == o.priority && self.seq == o.seq
-    }
-}
-impl Eq for Prio {}
-impl PartialOrd for Prio {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Prio {
-    /// Highest priority first; among equals, the oldest first.
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.priority.cmp(&o.priority).then(o.seq.cmp(&self.seq))
-    }
-}
 
 /// The ready tasks of one team.
 pub(crate) struct TaskPool {
     deques: Box<[CachePadded<Worker<TaskRef>>]>,
     stealers: Box<[Stealer<TaskRef>]>,
     injector: Injector<TaskRef>,
-    /// The heap, and how many tasks were ever pushed into it (each entry's `seq`).
-    prio: parking_lot::Mutex<(BinaryHeap<Prio>, u64)>,
-    has_prio: AtomicBool,
-    /// The heap's push count, for a look without its lock (`HeapRefused`).
-    prio_pushes: AtomicU64,
-    /// The heap's length, for the cut-off's look without its lock (`prio_queued`).
-    prio_len: AtomicUsize,
+    /// The prioritised tasks.
+    prio: PrioHeaps,
     sleep: Sleep,
     /// Threads outside the team completing one of its tasks (detach fulfilled elsewhere).
     foreign: AtomicU32,
@@ -71,38 +41,21 @@ impl TaskPool {
     pub(crate) fn new(n: u32) -> TaskPool {
         let deques: Box<[_]> = (0..n.max(1)).map(|_| CachePadded::new(Worker::new_lifo())).collect();
         let stealers = deques.iter().map(|w| w.stealer()).collect();
-        // Every pool counts its heap's pushes from a base of its own, so that no two pools
-        // (a team's pool replaced when it is resized, at the same address; a nested team's)
-        // ever show the same count: a thread's `HeapRefused` names a count of one pool only.
-        // Relaxed: distinct values are all that is needed.
-        static POOLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let base = POOLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 32;
         TaskPool {
             deques,
             stealers,
             injector: Injector::new(),
-            prio: parking_lot::Mutex::new((BinaryHeap::new(), base)),
-            has_prio: AtomicBool::new(false),
-            prio_pushes: AtomicU64::new(base),
-            prio_len: AtomicUsize::new(0),
+            prio: PrioHeaps::new(n),
             sleep: Sleep::new(),
             foreign: AtomicU32::new(0),
         }
     }
 
-    /// Pushes a ready task: member `tid`'s deque (caller must be that member), or the shared
-    /// structures when `tid` is None or the task has a priority.
+    /// Pushes a ready task: member `tid`'s deque (caller must be that member), or the injector
+    /// when `tid` is None; a prioritised task to the member's heap (or the outside heap).
     pub(crate) fn push(&self, tid: Option<u32>, t: TaskRef, priority: i32) {
         if priority > 0 {
-            let mut p = self.prio.lock();
-            p.1 += 1;
-            let seq = p.1;
-            p.0.push(Prio { priority, seq, task: t });
-            // Relaxed: hints to look at the heap (the heap's lock orders its content); a parking
-            // thread sees them through the sleep protocol's fences (`notify` below).
-            self.has_prio.store(true, Ordering::Relaxed);
-            self.prio_pushes.store(seq, Ordering::Relaxed);
-            self.prio_len.store(p.0.len(), Ordering::Relaxed);
+            self.prio.push(tid, t, priority);
         } else {
             match tid {
                 Some(tid) if (tid as usize) < self.deques.len() => self.deques[tid as usize].push(t),
@@ -112,11 +65,10 @@ impl TaskPool {
         self.notify();
     }
 
-    /// Prioritised tasks queued (in the heap), as last seen: for the cut-off.
+    /// Prioritised tasks member `tid` has queued (in its heap), as last seen: for the cut-off.
     #[inline]
-    pub(crate) fn prio_queued(&self) -> usize {
-        // Relaxed: a heuristic's input, stored under the heap's lock.
-        self.prio_len.load(Ordering::Relaxed)
+    pub(crate) fn prio_queued(&self, tid: u32) -> usize {
+        self.prio.len_of(tid)
     }
 
     /// Tasks in member `tid`'s own deque (caller: that member).
@@ -153,25 +105,8 @@ impl TaskPool {
         refused: &mut HeapRefused,
     ) -> Option<TaskRef> {
         let batch = anchor == 0;
-        if self.has_prio.load(Ordering::Relaxed) && !self.all_refused(anchor, refused) {
-            let mut p = self.prio.lock();
-            match p.0.peek() {
-                Some(top) if allowed(top.task) => {
-                    let t = p.0.pop().map(|x| x.task);
-                    self.prio_len.store(p.0.len(), Ordering::Relaxed);
-                    return t;
-                }
-                Some(_) => {
-                    if let Some(t) = take_allowed(&mut p.0, allowed) {
-                        self.prio_len.store(p.0.len(), Ordering::Relaxed);
-                        return Some(t);
-                    }
-                    // Every task in the heap refused: no need to look again before a push.
-                    *refused = HeapRefused { pushes: p.1, anchor };
-                }
-                // Relaxed: a hint (see `push`), under the heap's lock.
-                None => self.has_prio.store(false, Ordering::Relaxed),
-            }
+        if let Some(t) = self.prio.take(tid, allowed, anchor, refused) {
+            return Some(t);
         }
         if let Some(w) = self.deques.get(tid as usize)
             && let Some(t) = w.pop()
@@ -253,20 +188,10 @@ impl TaskPool {
         Some(t)
     }
 
-    /// Whether the memo `refused` says that every task in the heap is refused by the
-    /// constraint `anchor` (never for an unconstrained thread).
-    #[inline]
-    fn all_refused(&self, anchor: usize, refused: &HeapRefused) -> bool {
-        // Relaxed: the count only grows; a stale value makes the thread skip a look at the heap
-        // it takes again at its next poll, and a parking thread reads it after the sleep
-        // protocol's fence, which orders it after the push whose `notify` could miss it.
-        anchor != 0 && refused.anchor == anchor && refused.pushes == self.prio_pushes.load(Ordering::Relaxed)
-    }
-
     /// Whether any queue looks non-empty to a thread constrained by `anchor` that keeps the
-    /// memo `refused` (the heap counts only when it may hold a task the thread has not refused).
+    /// memo `refused` (the heaps count only when they may hold a task it has not refused).
     fn has_work(&self, anchor: usize, refused: &HeapRefused) -> bool {
-        (self.has_prio.load(Ordering::Relaxed) && !self.all_refused(anchor, refused))
+        self.prio.has_work(anchor, refused)
             || !self.injector.is_empty()
             || self.stealers.iter().any(|s| !s.is_empty())
     }
@@ -304,45 +229,11 @@ impl TaskPool {
     }
 }
 
-/// A thread's memo of its last fruitless search of the priority heap: when the heap had seen
-/// `pushes` pushes, it held no task the constraint anchored at `anchor` allows. Until the next
-/// push that stays true (tasks only leave the heap, and whether a task descends from the
-/// anchor never changes), so the thread neither searches the heap again (O(heap) under its
-/// lock, at every poll of every waiting thread) nor counts it as work that keeps it from
-/// parking. An anchor's address reused by a later task is harmless: the tasks in the heap
-/// then were all pushed before that task existed, so none descends from it. The count names
-/// the pool too: each pool counts from a base of its own (`TaskPool::new`), so a memo made in
-/// one team's pool never matches another's (the thread keeps one memo for all its teams).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct HeapRefused {
-    pushes: u64,
-    /// The constraint's task address; 0: no memo.
-    anchor: usize,
-}
-
 /// Tasks a thief takes at once (from a deque at most half of it, from the injector what its
 /// current block holds, up to this limit): one runs, the others go to the thief's own deque,
 /// where others may steal them in turn. One steal (an epoch pin and a CAS on the victim's
 /// lines) then serves several tasks when one thread produces them and another consumes.
 const STEAL_BATCH: usize = 8;
-
-/// The heap's best task that `allowed` accepts, taken out of it, when its top is refused (a
-/// thread waiting in a task may run only that task's descendants). Looking at the top alone
-/// would hang: threads that each wait in a task whose prioritised children sit below an
-/// older task none of them may start (recursive code with `priority` and `taskwait`; libomp
-/// 19 hangs there) would never reach them. Every entry is looked at, and the heap rebuilt
-/// without the one taken: O(n) in the buffer the heap already has (no allocation), on a path
-/// only constrained threads take.
-#[cold]
-fn take_allowed(heap: &mut BinaryHeap<Prio>, allowed: &dyn Fn(TaskRef) -> bool) -> Option<TaskRef> {
-    // `iter` visits the heap's buffer in its order, the order `into_vec` keeps.
-    let (best, _) =
-        heap.iter().enumerate().filter(|(_, e)| allowed(e.task)).max_by(|(_, a), (_, b)| a.cmp(b))?;
-    let mut entries = std::mem::take(heap).into_vec();
-    let taken = entries.swap_remove(best).task;
-    *heap = BinaryHeap::from(entries);
-    Some(taken)
-}
 
 fn steal(mut f: impl FnMut() -> Steal<TaskRef>) -> Option<TaskRef> {
     loop {
@@ -450,6 +341,25 @@ mod tests {
             other.push(None, fake(10 + i), 2);
         }
         assert!(other.has_work(WAITS_IN, &memo), "a memo of another pool");
+    }
+
+    /// Each thread's prioritised tasks go to a heap of its own, which it looks at first (a
+    /// waiting thread finds its own children there without the others' locks); then the
+    /// others', the best task of each first. Tasks readied outside the team go to a heap of
+    /// their own, which every member reaches.
+    #[test]
+    fn prioritised_tasks_go_to_their_creators_heap() {
+        let pool = TaskPool::new(2);
+        pool.push(Some(0), fake(1), 9);
+        pool.push(Some(1), fake(2), 1);
+        pool.push(Some(1), fake(3), 2);
+        pool.push(None, fake(4), 5);
+        assert_eq!((pool.prio_queued(0), pool.prio_queued(1)), (1, 2));
+        let (mut rng, mut refused) = (1, HeapRefused::default());
+        let any = |_: TaskRef| true;
+        let order: Vec<_> = (0..5).map(|_| pool.take(1, &mut rng, &any, 0, &mut refused)).collect();
+        assert_eq!(order, [Some(fake(3)), Some(fake(2)), Some(fake(4)), Some(fake(1)), None]);
+        assert_eq!((pool.prio_queued(0), pool.prio_queued(1)), (0, 0));
     }
 
     /// The address of a task a constrained thread waits in (any non-zero value).
