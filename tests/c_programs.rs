@@ -304,6 +304,7 @@ c_tests! {
     task_deps_taskwait_only,
     task_detach,
     task_detach_if0_deps,
+    task_detach_release_elsewhere,
     task_direct_entries,
     task_icvs,
     task_icvs_inline,

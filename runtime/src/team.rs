@@ -356,6 +356,7 @@ impl Team {
             ctx.icvs = self.icvs;
             ctx.task = self.implicit_task(tid);
             ctx.tsc = std::ptr::null();
+            ctx.at_barrier = false;
             ctx.begin_implicit_task();
             if let Some(p) = placement {
                 ctx.icvs.partition_start = p.partition_start;
@@ -611,6 +612,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     ctx.icvs = icvs;
     ctx.task = tp_task;
     ctx.tsc = std::ptr::null();
+    ctx.at_barrier = false;
     ctx.begin_implicit_task();
     display_affinity(th);
 }
@@ -710,6 +712,7 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
         ctx.icvs = t.icvs;
         ctx.task = t.implicit_task(0);
         ctx.tsc = std::ptr::null();
+        ctx.at_barrier = false;
         ctx.begin_implicit_task();
         s
     };

@@ -130,6 +130,9 @@ pub(crate) struct Context {
     /// The task scheduling constraint: the innermost tied task suspended on this thread (only
     /// its descendants may start here), or null.
     pub(crate) tsc: *const crate::task::Task,
+    /// The thread's implicit task waits in a barrier (or the region's end), where it runs any
+    /// task of its team until every one has completed.
+    pub(crate) at_barrier: bool,
     /// An untied task that re-submitted itself for its next part, to run on this thread as soon
     /// as its current part returns (`task::rerun_here`), or null.
     pub(crate) rerun: *const crate::task::Task,
@@ -215,6 +218,7 @@ pub(crate) struct Saved {
     pub(crate) ws_count: u32,
     pub(crate) task: *const crate::task::Task,
     pub(crate) tsc: *const crate::task::Task,
+    pub(crate) at_barrier: bool,
     pub(crate) icv_save: *const IcvSave,
 }
 
@@ -242,6 +246,7 @@ impl Context {
             ws_count: self.ws_count,
             task: self.task,
             tsc: self.tsc,
+            at_barrier: self.at_barrier,
             icv_save: self.icv_save,
         }
     }
@@ -255,6 +260,7 @@ impl Context {
         self.ws_count = s.ws_count;
         self.task = s.task;
         self.tsc = s.tsc;
+        self.at_barrier = s.at_barrier;
         self.icv_save = s.icv_save;
     }
 
@@ -483,6 +489,7 @@ impl ThreadDesc {
                 task: std::ptr::null(),
                 tsc: std::ptr::null(),
                 rerun: std::ptr::null(),
+                at_barrier: false,
                 icv_save: std::ptr::null(),
                 rng: 0x9e37_79b9,
                 heap_refused: Default::default(),

@@ -585,13 +585,37 @@ pub(crate) fn make_ready(t: &'static Task) {
             t.state.store(State::Queued as u32, Ordering::Relaxed);
             let pool = t.team().tasks();
             match Thread::peek() {
-                Some(th) if std::ptr::eq(th.team(), t.team) => {
+                // Onto this thread's deque only a task its scheduling constraint lets it start:
+                // a waiting thread stops at the first task on top of its deque it may not
+                // start (README §6). A successor of a task that completed here for another
+                // reason (its event fulfilled by a descendant of the anchor) goes where any
+                // member takes it: on top of the deque it hid the anchor's descendants below
+                // it from this thread, for ever in a team of one.
+                Some(th) if std::ptr::eq(th.team(), t.team) && may_start_here(th, t) => {
                     pool.push(Some(th.tid()), TaskRef(t), t.priority.get())
                 }
                 _ => pool.push(None, TaskRef(t), t.priority.get()),
             }
         }
     }
+}
+
+/// Whether a task `t` made ready on `th` may go on top of its deque: a thread that waits in a
+/// task stops at the first task on top of its deque it may not start (README §6), so what is
+/// pushed there must descend from the task it waits in (its anchor), or else from the task it
+/// runs, which may wait later; but for an implicit task waiting in a barrier, which takes any
+/// task until all have completed.
+fn may_start_here(th: Thread, t: &Task) -> bool {
+    let ctx = th.ctx();
+    // SAFETY: the anchor and the current task are tasks running or suspended on this thread,
+    // alive.
+    let (anchor, current) = unsafe { (ctx.tsc.as_ref(), ctx.task.as_ref()) };
+    let reference = match (anchor, current) {
+        (Some(a), _) => Some(a),
+        (None, Some(c)) if c.kind == task::Kind::Implicit && ctx.at_barrier => None,
+        (None, c) => c,
+    };
+    reference.is_none_or(|a| t.descends_from(a))
 }
 
 /// Whether every sibling generated before the new task `t` has completed. Dependences hold
@@ -965,17 +989,23 @@ pub fn drain<'a>(th: Thread, roots: impl Iterator<Item = &'a Task> + Clone) {
         return;
     }
     oxiomp_instrument::barrier_task_enter();
-    let prev = std::mem::replace(&mut th.ctx().tsc, std::ptr::null());
-    wait_until(th, &done);
-    th.ctx().tsc = prev;
+    at_barrier(th, || wait_until(th, &done));
     oxiomp_instrument::barrier_task_exit();
 }
 
 /// A waiting thread's helper at barriers: runs one task with no constraint.
 pub fn help_barrier(th: Thread) -> bool {
-    let prev = std::mem::replace(&mut th.ctx().tsc, std::ptr::null());
-    let r = run_one(th);
-    th.ctx().tsc = prev;
+    at_barrier(th, || run_one(th))
+}
+
+/// Runs `f` as the thread's implicit task waiting in a barrier: no scheduling constraint.
+fn at_barrier<R>(th: Thread, f: impl FnOnce() -> R) -> R {
+    let ctx = th.ctx();
+    let prev =
+        (std::mem::replace(&mut ctx.tsc, std::ptr::null()), std::mem::replace(&mut ctx.at_barrier, true));
+    let r = f();
+    let ctx = th.ctx();
+    (ctx.tsc, ctx.at_barrier) = prev;
     r
 }
 
