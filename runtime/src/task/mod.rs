@@ -602,20 +602,16 @@ pub(crate) fn make_ready(t: &'static Task) {
 
 /// Whether a task `t` made ready on `th` may go on top of its deque: a thread that waits in a
 /// task stops at the first task on top of its deque it may not start (README §6), so what is
-/// pushed there must descend from the task it waits in (its anchor), or else from the task it
-/// runs, which may wait later; but for an implicit task waiting in a barrier, which takes any
-/// task until all have completed.
+/// pushed there must descend from the task it runs, which may wait later (while the thread
+/// waits in a task, the task it runs is that one or a descendant of it); but for an implicit
+/// task waiting in a barrier, which takes any task until all have completed.
 fn may_start_here(th: Thread, t: &Task) -> bool {
     let ctx = th.ctx();
-    // SAFETY: the anchor and the current task are tasks running or suspended on this thread,
-    // alive.
-    let (anchor, current) = unsafe { (ctx.tsc.as_ref(), ctx.task.as_ref()) };
-    let reference = match (anchor, current) {
-        (Some(a), _) => Some(a),
-        (None, Some(c)) if c.kind == task::Kind::Implicit && ctx.at_barrier => None,
-        (None, c) => c,
-    };
-    reference.is_none_or(|a| t.descends_from(a))
+    // SAFETY: the current task runs on this thread, alive.
+    match unsafe { ctx.task.as_ref() } {
+        Some(c) if !(c.kind == task::Kind::Implicit && ctx.at_barrier) => t.descends_from(c),
+        _ => true,
+    }
 }
 
 /// Whether every sibling generated before the new task `t` has completed. Dependences hold

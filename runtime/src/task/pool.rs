@@ -309,8 +309,9 @@ mod tests {
     #[test]
     fn a_refused_heap_is_not_searched_again_until_a_push() {
         let pool = TaskPool::new(2);
+        // One refused task in the heap of tasks from outside the team, one in the thread's own.
         pool.push(None, fake(1), 4);
-        pool.push(None, fake(2), 6);
+        pool.push(Some(1), fake(2), 6);
         let looks = std::cell::Cell::new(0);
         let mine = |t: TaskRef| {
             looks.set(looks.get() + 1);
@@ -326,7 +327,7 @@ mod tests {
         for _ in 0..5 {
             assert_eq!(pool.take(1, &mut rng, &mine, WAITS_IN, &mut refused), None);
         }
-        assert_eq!(looks.get(), first, "no search of the heap without a push");
+        assert_eq!(looks.get(), first, "no search of the heaps, its own included, without a push");
         // A push (an allowed task, with a priority below the refused ones): searched again.
         pool.push(None, fake(3), 1);
         assert!(pool.has_work(WAITS_IN, &refused));

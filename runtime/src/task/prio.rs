@@ -163,11 +163,18 @@ impl PrioHeaps {
         refused: &mut HeapRefused,
     ) -> Option<TaskRef> {
         let n = self.heaps.len();
-        // The thread's own heap first: only the thread pushes into it, so it needs no look at
-        // the push counts. (A thread numbered past the team has none: the outside heap is
-        // nobody's own.)
+        // The thread's own heap first: only the thread pushes into it, so its own count tells
+        // whether it changed since a fruitless look. (A thread numbered past the team has none:
+        // the outside heap is nobody's own.)
         let own = (tid as usize) < n - 1;
-        if own && let Some(t) = self.take_from(tid as usize, allowed) {
+        // Relaxed: this thread wrote it.
+        let own_pushes = if own { self.heaps[tid as usize].pushes.load(Ordering::Relaxed) } else { 0 };
+        let own_refused =
+            anchor != 0 && refused.anchor == anchor && refused.heaps == self.id && refused.own == own_pushes;
+        if own
+            && !own_refused
+            && let Some(t) = self.take_from(tid as usize, allowed)
+        {
             return Some(t);
         }
         // Read before any other heap is looked at: a push after this changes the sum.
@@ -183,7 +190,7 @@ impl PrioHeaps {
             }
         }
         if anchor != 0 {
-            *refused = HeapRefused { heaps: self.id, pushes, anchor };
+            *refused = HeapRefused { heaps: self.id, pushes, own: own_pushes, anchor };
         }
         None
     }
@@ -221,6 +228,8 @@ pub(crate) struct HeapRefused {
     /// The heaps' id (`PrioHeaps::id`); 0: no memo.
     heaps: u64,
     pushes: u64,
+    /// The count of the thread's own heap then (its own heap is looked at without the sum).
+    own: u64,
     /// The constraint's task address.
     anchor: usize,
 }
