@@ -23,6 +23,7 @@ mod prio;
 #[allow(clippy::module_inception)]
 pub mod task;
 pub mod taskloop;
+mod wait;
 
 use std::ffi::c_void;
 use std::time::Instant;
@@ -32,6 +33,10 @@ pub use deps::{Access, Dep};
 pub use group::{Init, ItemSpec, TaskGroup};
 pub(crate) use prio::HeapRefused;
 pub use task::{KmpTask, KmpTaskloop, Routine, Task};
+pub use wait::{
+    cancel_taskgroup, drain, help_barrier, run_one, taskgroup_begin, taskgroup_cancelled, taskgroup_end,
+    taskwait, taskyield, wait_deps,
+};
 
 use crate::sync::WaitPolicy;
 use crate::sync::atomic::Ordering;
@@ -888,123 +893,6 @@ fn retire_undeferred(t: &Task) {
     }
 }
 
-/// Runs one ready task of the current team, if the scheduling constraint allows one.
-pub fn run_one(th: Thread) -> bool {
-    let ctx = th.ctx();
-    let anchor = ctx.tsc;
-    let pool = th.team().tasks();
-    let allowed = |r: TaskRef| {
-        // SAFETY: queued tasks are alive; the anchor is a task suspended on this thread.
-        let c = unsafe { &*r.0 };
-        // Untied tasks too: a frame blocked on this thread's stack cannot move (README §6).
-        unsafe { anchor.as_ref() }.is_none_or(|a| c.descends_from(a))
-    };
-    let (mut rng, mut refused) = (ctx.rng, ctx.heap_refused);
-    let got = pool.take(th.tid(), &mut rng, &allowed, anchor as usize, &mut refused);
-    let ctx = th.ctx();
-    (ctx.rng, ctx.heap_refused) = (rng, refused);
-    match got {
-        // SAFETY: a queued task stays alive until it completes.
-        Some(r) => execute(th, unsafe { &*r.0 }),
-        None => false,
-    }
-}
-
-/// Waits until `cond` holds, running tasks of the current team meanwhile; spins, yields, then
-/// parks (the pool's wake-up protocol).
-pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
-    let pool = th.team().tasks();
-    let mut start: Option<Instant> = None;
-    let mut polls = 0u32;
-    loop {
-        if cond() {
-            return;
-        }
-        if run_one(th) {
-            start = None;
-            polls = 0;
-            continue;
-        }
-        if cond() {
-            return;
-        }
-        polls += 1;
-        if polls < 64 && !WaitPolicy::oversubscribed() {
-            std::hint::spin_loop();
-            continue;
-        }
-        std::thread::yield_now();
-        let s = *start.get_or_insert_with(Instant::now);
-        if s.elapsed() >= WaitPolicy::block_time() {
-            // Copies: no reference into the context lives while `cond` runs.
-            let (anchor, refused) = (th.ctx().tsc as usize, th.ctx().heap_refused);
-            pool.park(cond, anchor, &refused);
-            start = None;
-        }
-    }
-}
-
-/// Runs `f` with the scheduling constraint anchored at the current task, tied or untied
-/// (README §6: a waiting untied task's frame cannot leave this thread either).
-fn constrained<R>(th: Thread, f: impl FnOnce() -> R) -> R {
-    let cur = th.ctx().task;
-    let prev = std::mem::replace(&mut th.ctx().tsc, cur);
-    let r = f();
-    th.ctx().tsc = prev;
-    r
-}
-
-/// `taskwait`: waits for the current task's children.
-pub fn taskwait(th: Thread) {
-    let t = current(th);
-    if t.children_done() {
-        return;
-    }
-    oxiomp_instrument::taskwait_enter();
-    constrained(th, || wait_until(th, &|| t.children_done()));
-    oxiomp_instrument::taskwait_exit();
-}
-
-/// `taskyield`: may run another task.
-pub fn taskyield(th: Thread) {
-    oxiomp_instrument::taskyield_enter();
-    constrained(th, || run_one(th));
-    oxiomp_instrument::taskyield_exit();
-}
-
-/// Waits until every task descending from the given implicit tasks of the current team has
-/// completed, running tasks meanwhile (barriers: the thread's own implicit task; the region's
-/// end: all of them). Once an implicit task waits here it creates no tasks and runs none of
-/// its own at once (a task run at once is counted only at its end, `Counted::Lazy`, so while
-/// one runs its root's count may read 0: but then the root's own thread is busy in it, and
-/// the region's end drains only after every member arrived); a queued task of its root only
-/// runs while the count is above 0, so a count seen at 0 here stays 0.
-pub fn drain<'a>(th: Thread, roots: impl Iterator<Item = &'a Task> + Clone) {
-    let done = || roots.clone().all(|r| r.descendants_done());
-    if done() {
-        return;
-    }
-    oxiomp_instrument::barrier_task_enter();
-    at_barrier(th, || wait_until(th, &done));
-    oxiomp_instrument::barrier_task_exit();
-}
-
-/// A waiting thread's helper at barriers: runs one task with no constraint.
-pub fn help_barrier(th: Thread) -> bool {
-    at_barrier(th, || run_one(th))
-}
-
-/// Runs `f` as the thread's implicit task waiting in a barrier: no scheduling constraint.
-fn at_barrier<R>(th: Thread, f: impl FnOnce() -> R) -> R {
-    let ctx = th.ctx();
-    let prev =
-        (std::mem::replace(&mut ctx.tsc, std::ptr::null()), std::mem::replace(&mut ctx.at_barrier, true));
-    let r = f();
-    let ctx = th.ctx();
-    (ctx.tsc, ctx.at_barrier) = prev;
-    r
-}
-
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
 #[inline]
 pub fn begin_if0(th: Thread, t: &'static Task) {
@@ -1060,82 +948,6 @@ pub fn complete_if0(th: Thread, t: &'static Task) {
     if !retire_quietly(th, t) {
         finish_part(t, Some(th));
     }
-}
-
-/// `__kmpc_taskgroup`: opens a taskgroup in the current task.
-pub fn taskgroup_begin(th: Thread) {
-    let t = current(th);
-    let g = Box::new(TaskGroup::new(t.cur_group.get()));
-    t.cur_group.set(Box::into_raw(g));
-}
-
-/// `__kmpc_end_taskgroup`: waits for every task generated in the innermost taskgroup, then
-/// finishes its reductions.
-pub fn taskgroup_end(th: Thread) {
-    let t = current(th);
-    let gp = t.cur_group.get();
-    // SAFETY: the group was opened by this task and is still open.
-    let Some(g) = (unsafe { gp.as_ref() }) else {
-        return;
-    };
-    oxiomp_instrument::taskgroup_enter();
-    // Acquire: pairs with the completions' SeqCst decrements (their effects are visible).
-    if g.count.load(Ordering::Acquire) != 0 {
-        constrained(th, || wait_until(th, &|| g.count.load(Ordering::Acquire) == 0));
-    }
-    t.cur_group.set(g.parent);
-    // SAFETY: created by `taskgroup_begin` with Box::into_raw; no task refers to it any more.
-    let g = unsafe { Box::from_raw(gp as *mut TaskGroup) };
-    if let Some(r) = g.reduction {
-        r.finish();
-    }
-    oxiomp_instrument::taskgroup_exit();
-}
-
-/// `cancel taskgroup`: cancels the innermost taskgroup of the current task.
-pub fn cancel_taskgroup(th: Thread) -> bool {
-    // SAFETY: the current task's groups are open and alive.
-    match unsafe { current(th).cur_group.get().as_ref() } {
-        Some(g) => {
-            g.cancelled.store(1, Ordering::Relaxed); // Relaxed: a request polled by others.
-            true
-        }
-        None => false,
-    }
-}
-
-/// Whether the innermost taskgroup of the current task was cancelled.
-pub fn taskgroup_cancelled(th: Thread) -> bool {
-    // SAFETY: as in `cancel_taskgroup`.
-    unsafe { current(th).cur_group.get().as_ref() }.is_some_and(|g| g.is_cancelled())
-}
-
-/// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
-/// dependences name.
-pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
-    th.ctx().detach.wait(deps);
-    let t = current(th);
-    // SAFETY: only the task running on this thread touches its child map.
-    let Some(map) = (unsafe { &*t.child_deps.get() }).as_deref() else {
-        return;
-    };
-    // Every child complete: every dependence is satisfied (Acquire: their writes are seen).
-    if t.children_done() {
-        return;
-    }
-    oxiomp_instrument::taskwait_deps_enter();
-    deps::merge(deps);
-    let w = task::alloc_node(Kind::Waiter, t.team);
-    // Two references: ours, and the one `make_ready` drops.
-    w.refs.fetch_add(1, Ordering::Relaxed);
-    map.watch(w, deps);
-    if !deps::finish_registration(w) {
-        constrained(th, || wait_until(th, &|| w.dep.is_ready()));
-    } else {
-        release_ref(w);
-    }
-    release_ref(w);
-    oxiomp_instrument::taskwait_deps_exit();
 }
 
 /// `omp_in_final`.
