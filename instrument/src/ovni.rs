@@ -276,6 +276,10 @@ fn open_mine(p: *const Stream) -> *const Stream {
 #[cold]
 fn open_stream() -> Option<Arc<Stream>> {
     let o = OVNI.get()?;
+    // Relaxed: a hint here (looked at again under the registry's lock below).
+    if CLOSING.load(Ordering::Relaxed) {
+        return None;
+    }
     // SAFETY: no preconditions.
     let (tid, pid, cpu) = unsafe { (libc::gettid(), libc::getpid(), libc::sched_getcpu().max(0)) };
     let dir = o.dir.join(format!("thread.{tid}"));
@@ -288,6 +292,9 @@ fn open_stream() -> Option<Arc<Stream>> {
     // Once the process closes its streams (exit, a signal), a thread records nothing more:
     // a stream opened then (a region run by a later exit handler) would never be closed.
     if CLOSING.load(Ordering::Relaxed) {
+        drop(streams);
+        // Nothing of it is written: no stream of a thread that recorded nothing.
+        let _ = std::fs::remove_dir_all(&dir);
         return None;
     }
     streams.push(s.clone());
@@ -582,10 +589,7 @@ impl Recorder for OvniRecorder {
     }
     fn leave_both(&self, inner: State, outer: State) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::state(inner, false), Small::state(outer, false)], |st| {
-                st.left();
-                st.left();
-            });
+            append_events(st, [Small::state(inner, false), Small::state(outer, false)], Stream::left_two);
         }
     }
     fn task_begin(&self, state: State, id: u32) {
@@ -598,10 +602,7 @@ impl Recorder for OvniRecorder {
     }
     fn task_finish(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
-            append_events(st, [Small::one(*b"PPe", id), Small::state(state, false)], |st| {
-                st.left();
-                st.left();
-            });
+            append_events(st, [Small::one(*b"PPe", id), Small::state(state, false)], Stream::left_two);
         }
     }
     fn task_created(&self, id: u32, entry: usize) {
@@ -661,10 +662,7 @@ impl Recorder for OvniRecorder {
                 st.entered(state);
             });
         } else {
-            append_events(st, [Small::state(state, false), Small::one(*b"PQe", ty)], |st| {
-                st.left();
-                st.left();
-            });
+            append_events(st, [Small::state(state, false), Small::one(*b"PQe", ty)], Stream::left_two);
         }
     }
 }

@@ -11,35 +11,15 @@
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: env=KMP_BLOCKTIME=20
 // oxiomp-test: reference=skip
-#include <dirent.h>
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "running_threads.h"
 
-static int running_threads(void) {
-  DIR *d = opendir("/proc/self/task");
-  if (!d) return -1;
-  int running = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    char path[300], buf[512];
-    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (p && p[1] == ' ' && p[2] == 'R') running++;
-  }
-  closedir(d);
-  return running;
-}
+#include "check.h"
 
 // The task's body: sleep past the block time, then the most threads seen running at once in
 // five samples (the sampling thread is one).

@@ -389,6 +389,14 @@ impl Stream {
         self.depth.store(d.saturating_sub(1), Ordering::Relaxed);
     }
 
+    /// Notes that the thread left its two innermost states or marks (a task's run and its
+    /// state, a worksharing part and its state, a state and the one around it).
+    #[inline]
+    pub(super) fn left_two(&self) {
+        self.left();
+        self.left();
+    }
+
     /// What the thread is in (how many entries, and the entries, outermost first).
     fn stack(&self) -> (usize, [u64; MAX_DEPTH]) {
         self.read_stack(self.depth.load(Ordering::Relaxed), None)

@@ -125,7 +125,7 @@ impl PrioHeaps {
     /// Whether the memo `refused` says that every queued task is refused by the constraint
     /// `anchor` (never for an unconstrained thread).
     fn all_refused(&self, anchor: usize, refused: &HeapRefused) -> bool {
-        anchor != 0 && refused.anchor == anchor && refused.heaps == self.id && refused.pushes == self.pushes()
+        refused.about(self, anchor) && refused.pushes == self.pushes()
     }
 
     /// Whether a heap may hold a task for a thread constrained by `anchor` with the memo
@@ -169,8 +169,7 @@ impl PrioHeaps {
         let own = (tid as usize) < n - 1;
         // Relaxed: this thread wrote it.
         let own_pushes = if own { self.heaps[tid as usize].pushes.load(Ordering::Relaxed) } else { 0 };
-        let own_refused =
-            anchor != 0 && refused.anchor == anchor && refused.heaps == self.id && refused.own == own_pushes;
+        let own_refused = refused.about(self, anchor) && refused.own == own_pushes;
         if own
             && !own_refused
             && let Some(t) = self.take_from(tid as usize, allowed)
@@ -179,7 +178,7 @@ impl PrioHeaps {
         }
         // Read before any other heap is looked at: a push after this changes the sum.
         let pushes = self.pushes();
-        if anchor != 0 && refused.anchor == anchor && refused.heaps == self.id && refused.pushes == pushes {
+        if refused.about(self, anchor) && refused.pushes == pushes {
             return None;
         }
         let first = if own { tid as usize + 1 } else { 0 };
@@ -232,6 +231,15 @@ pub(crate) struct HeapRefused {
     own: u64,
     /// The constraint's task address.
     anchor: usize,
+}
+
+impl HeapRefused {
+    /// Whether this memo is about `heaps` and the constraint `anchor` (never for an
+    /// unconstrained thread); its counts say whether it still holds.
+    #[inline]
+    fn about(&self, heaps: &PrioHeaps, anchor: usize) -> bool {
+        anchor != 0 && self.anchor == anchor && self.heaps == heaps.id
+    }
 }
 
 /// The heap's best task that `allowed` accepts, taken out of it, when its top is refused (a
