@@ -235,6 +235,7 @@ c_tests! {
     allocators_ours,
     barrier_nested_ws,
     cancel,
+    cancel_barrier_verdict,
     cancel_dynamic_reuse,
     cancel_off,
     critical,

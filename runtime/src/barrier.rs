@@ -23,18 +23,79 @@
 //! cache-line transfers after the last arrival (its RMW, then every waiter's re-read); here the
 //! last arrival's write and its read of the partner's (already written) flag overlap, so one
 //! transfer suffices. Waiting spins, yields when oversubscribed, then parks (see `sync::wait`).
+//!
+//! # Cancellation (`cancel parallel`)
+//! A region with `cancel parallel` calls its barriers through `__kmpc_cancel_barrier` and leaves
+//! the region when it returns true; clang also calls one right after a `cancel parallel` or a
+//! `cancellation point parallel` that returned true, then leaves whatever it returns. Two
+//! requirements follow:
+//!
+//! 1. **One verdict per episode.** Every member that leaves episode `e` of a cancellation
+//!    barrier says the same thing: cancelled or not. (If one member leaves the region and
+//!    another goes on to the next barrier, the second waits forever.)
+//! 2. **No wait for a member that left.** A member that saw the cancellation may never arrive at
+//!    the barrier the others wait in (it went straight to the region's end, which is the join,
+//!    not a barrier episode), and the member that cancelled may be the only one in its barrier.
+//!
+//! The protocol: a request is *stamped* with the requester's episode, the last one it entered
+//! ([`Barrier::episode`]); the first request of a region is kept (`cancel`: 0, or
+//! `REQUESTED | stamp`; a compare-exchange from 0, Release). The verdict for episode `e` is
+//! "cancelled" exactly when a request exists with a stamp before `e`, i.e. made before its
+//! requester entered `e`. A member calling a cancellation barrier for episode `e`:
+//!
+//! ```text
+//! if cancelled_before(e):  set all its flags of e at once (no wait)    -> cancelled
+//! else:                    the ordinary episode e (wait for everybody)
+//!                          then cancelled_before(e)                     -> the verdict
+//! ```
+//!
+//! Proof sketch. Call a flag write *honest* when the writer waited for the partners of the
+//! rounds below it (the ordinary barrier) and *forced* when it was set at once (first line).
+//! (a) A forced write of episode `e` is made only after its writer read a request with a stamp
+//! before `e` (Acquire, pairing with the request's Release), so the request happens-before
+//! every write of the writer's flags for `e`. (b) The requester `R` of a request stamped before
+//! `e` never writes an honest flag of `e`: when it calls barrier `e` it sees its own request,
+//! so it forces. (c) A member `X` that completes episode `e` in the ordinary way has read, along
+//! a chain of Acquire loads of flags of `e`, a flag written by every member (that is what the
+//! dissemination rounds guarantee, and a forced flag counts as its writer's). In particular it
+//! read one of `R`'s, which is forced, so by (a) the request happens-before `X`'s verdict load,
+//! which therefore sees it (coherence): `X` says cancelled. If `R` never calls barrier `e`, no
+//! member completes `e` in the ordinary way (no flag of `R` for it exists), so every member
+//! leaving `e` left through the first line: cancelled. If no request is stamped before `e`,
+//! nobody says cancelled. Hence requirement 1. For requirement 2: a member forced through `e`
+//! waits for nobody; a member that entered `e` before any request waits only until every
+//! member has written its flags of `e`, which each does, forced or not, as soon as it calls
+//! barrier `e`; a conforming program has every member call it (all members encounter the same
+//! barriers unless they leave the region through cancellation, and a member that leaves does
+//! so through its next cancellation barrier, which is episode `e`). Forced flags wake sleepers
+//! as honest ones do (`EpochFlag::set`), so a waiter parked on a forced flag is woken.
+//!
+//! After a cancelled region the members' episode counts differ (some forced through an episode
+//! that others never entered): the primary thread, alone with the team at the next fork,
+//! starts the barrier afresh ([`Barrier::end_cancellation`]). With cancellation enabled the
+//! team's plain barriers (copyprivate's, a `__kmpc_barrier`) take the same path and ignore the
+//! verdict, so that no member waits in one for a member that left either; a caller whose data
+//! depends on every member having arrived asks [`Barrier::cancelled_before`] (copyprivate
+//! copies nothing from a cancelled episode). The loom model below checks both requirements for
+//! two and three members.
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::wait::EpochFlag;
+use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::wait::{EpochFlag, reached};
 
 /// Rounds supported: teams of up to 2^16 threads.
 const MAX_ROUNDS: usize = 16;
+
+/// Set in `Barrier::cancel` when a request was made; the low half is its stamp.
+const REQUESTED: u64 = 1 << 32;
 
 pub struct Barrier {
     n: u32,
     rounds: u32,
     flags: Box<[CachePadded<[EpochFlag; MAX_ROUNDS]>]>,
+    /// The region's cancellation request: 0, or `REQUESTED | stamp` (see the module docs).
+    cancel: AtomicU64,
 }
 
 impl Barrier {
@@ -43,7 +104,7 @@ impl Barrier {
         let rounds = 32 - (n - 1).leading_zeros();
         assert!(rounds as usize <= MAX_ROUNDS, "team of {n} threads is too large");
         let flags = (0..n).map(|_| CachePadded::new(std::array::from_fn(|_| EpochFlag::new(0)))).collect();
-        Barrier { n, rounds, flags }
+        Barrier { n, rounds, flags, cancel: AtomicU64::new(0) }
     }
 
     pub fn size(&self) -> u32 {
@@ -77,6 +138,82 @@ impl Barrier {
             self.flags[from as usize][r as usize].wait_reach_helping(e, help, &mut spinning);
         }
         spinning
+    }
+
+    /// The last episode member `tid` entered (0 before its first).
+    #[inline]
+    pub fn episode(&self, tid: u32) -> u32 {
+        // Only member `tid` writes its flags (and the primary thread, alone with the team, in
+        // `end_cancellation`), so its round-0 flag is the last episode it entered.
+        self.flags[tid as usize][0].load()
+    }
+
+    /// Member `tid` cancels the region (`cancel parallel`): the request is stamped with its
+    /// episode; the first request of the region is kept. Returns the episode its next
+    /// cancellation barrier will be (the first one the request cancels).
+    pub fn cancel(&self, tid: u32) -> u32 {
+        let stamp = self.episode(tid);
+        // Release: a member that reads the request (Acquire) and then forces its flags passes
+        // the request on to whoever acquires those flags (proof step (a)). A failed exchange
+        // means an earlier request, which the caller's next barrier sees as well: its stamp
+        // is not later than this one (the requester that made it had entered no episode this
+        // member has not).
+        let _ =
+            self.cancel.compare_exchange(0, REQUESTED | stamp as u64, Ordering::Release, Ordering::Relaxed);
+        stamp.wrapping_add(1)
+    }
+
+    /// Whether the region was cancelled before episode `e`: a request exists whose requester
+    /// made it before it entered `e`.
+    #[inline]
+    pub fn cancelled_before(&self, e: u32) -> bool {
+        // Acquire: pairs with the request's Release (proof step (a)).
+        let c = self.cancel.load(Ordering::Acquire);
+        c != 0 && !reached(c as u32, e)
+    }
+
+    /// Whether the region was cancelled at all (tasks of a cancelled region do not start).
+    #[inline]
+    pub fn cancel_requested(&self) -> bool {
+        // Relaxed: a task that starts although a request was just made is allowed (the
+        // request is checked again at the task's cancellation points).
+        self.cancel.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether a member that is now at a cancellation point (between episodes) must leave the
+    /// region: its next cancellation barrier will say so.
+    #[inline]
+    pub fn cancelled_for(&self, tid: u32) -> bool {
+        self.cancelled_before(self.episode(tid).wrapping_add(1))
+    }
+
+    /// A cancellation barrier (`__kmpc_cancel_barrier`): [`wait_helping`](Self::wait_helping)
+    /// unless the region was cancelled before this episode, in which case the member writes
+    /// its flags of the episode at once and leaves (see the module docs). Returns whether the
+    /// region was cancelled (the same answer on every member leaving this episode) and whether
+    /// "Barrier: spin wait" is open.
+    pub fn wait_cancellable(&self, tid: u32, help: &mut dyn FnMut() -> bool) -> (bool, bool) {
+        let e = self.episode(tid).wrapping_add(1);
+        if self.cancelled_before(e) {
+            if self.n > 1 {
+                for flag in &self.flags[tid as usize][..self.rounds as usize] {
+                    flag.set(e);
+                }
+            }
+            return (true, false);
+        }
+        let spinning = self.wait_helping(tid, help);
+        (self.cancelled_before(e), spinning)
+    }
+
+    /// At the fork of the team's next region (the primary thread alone with the team): forgets
+    /// the previous region's request and, if there was one, starts every member's episodes
+    /// afresh (they may differ after a cancelled region).
+    pub fn end_cancellation(&mut self) {
+        // Relaxed: `&mut self`, no other thread looks at the barrier now.
+        if self.cancel.load(Ordering::Relaxed) != 0 {
+            *self = Barrier::new(self.n);
+        }
     }
 }
 
@@ -119,6 +256,73 @@ mod tests {
         }
     }
 
+    /// The issue's program, many times over: two members pass a barrier, one cancels, both
+    /// reach the next barrier; the one that cancelled then calls its cancellation barrier
+    /// too. Every episode's verdict agrees, nobody hangs, and the barrier starts afresh.
+    #[test]
+    fn cancellation_verdicts_agree() {
+        for n in [2u32, 3, 4] {
+            let mut b = Barrier::new(n);
+            for rep in 0..300u32 {
+                let canceller = rep % n;
+                let verdicts: Vec<AtomicUsize> = (0..2 * n).map(|_| AtomicUsize::new(0)).collect();
+                std::thread::scope(|s| {
+                    for tid in 0..n {
+                        let (b, verdicts) = (&b, &verdicts);
+                        s.spawn(move || {
+                            let v1 = b.wait_cancellable(tid, &mut || false).0;
+                            verdicts[tid as usize].store(1 + v1 as usize, Ordering::Relaxed);
+                            if v1 {
+                                return;
+                            }
+                            if tid == canceller {
+                                b.cancel(tid);
+                            }
+                            let v2 = b.wait_cancellable(tid, &mut || false).0;
+                            verdicts[(n + tid) as usize].store(1 + v2 as usize, Ordering::Relaxed);
+                        });
+                    }
+                });
+                let v: Vec<usize> = verdicts.iter().map(|v| v.load(Ordering::Relaxed)).collect();
+                assert!(v[..n as usize].iter().all(|&x| x == 1), "n={n}: first barrier cancelled: {v:?}");
+                assert!(v[n as usize..].iter().all(|&x| x == 2), "n={n}: second barrier verdicts {v:?}");
+                assert!(b.cancel_requested());
+                b.end_cancellation();
+                assert!(!b.cancel_requested());
+                assert!((0..n).all(|t| b.episode(t) == 0), "episodes start afresh");
+            }
+        }
+    }
+
+    /// A member that cancels while the others never reach a barrier (they are at the region's
+    /// end) does not wait in its cancellation barrier; with cancellation before a barrier the
+    /// others reach, they leave it cancelled too.
+    #[test]
+    fn a_cancelling_member_waits_for_nobody() {
+        let b = Barrier::new(3);
+        b.cancel(1);
+        assert_eq!(b.wait_cancellable(1, &mut || false), (true, false));
+        assert!(b.cancelled_for(0) && b.cancelled_for(2));
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(b.wait_cancellable(0, &mut || false).0));
+            s.spawn(|| assert!(b.wait_cancellable(2, &mut || false).0));
+        });
+    }
+
+    /// A request made after a member entered episode e does not cancel e, for anybody.
+    #[test]
+    fn a_late_request_cancels_the_next_episode() {
+        let b = Barrier::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(!b.wait_cancellable(0, &mut || false).0));
+            s.spawn(|| assert!(!b.wait_cancellable(1, &mut || false).0));
+        });
+        assert!(!b.cancelled_for(0));
+        assert_eq!(b.cancel(0), 2);
+        assert!(!b.cancelled_before(1) && b.cancelled_before(2));
+        assert!(b.cancelled_for(0) && b.cancelled_for(1));
+    }
+
     #[test]
     fn rounds() {
         assert_eq!(Barrier::new(1).rounds, 0);
@@ -157,6 +361,75 @@ mod loom_tests {
                 assert!(slots[1].load(Ordering::Relaxed) >= phase);
             }
             t.join().unwrap();
+        });
+    }
+
+    /// The cancellation protocol with two members: both pass a barrier; member 1 cancels
+    /// and calls its cancellation barrier; member 0 calls the next barrier. In every
+    /// interleaving both leave the first barrier not cancelled, both leave the second
+    /// cancelled, and nobody waits forever (a lost wake-up or a missing flag would deadlock
+    /// the model).
+    #[test]
+    fn cancel_between_barriers() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let b = Arc::new(Barrier::new(2));
+            let b1 = b.clone();
+            let t = loom::thread::spawn(move || {
+                let v1 = b1.wait_cancellable(1, &mut || false).0;
+                b1.cancel(1);
+                let v2 = b1.wait_cancellable(1, &mut || false).0;
+                (v1, v2)
+            });
+            let v1 = b.wait_cancellable(0, &mut || false).0;
+            let v2 = b.wait_cancellable(0, &mut || false).0;
+            assert_eq!(t.join().unwrap(), (false, true));
+            assert_eq!((v1, v2), (false, true));
+        });
+    }
+
+    /// Three members: member 2 cancels before the first barrier's episode and leaves through
+    /// its cancellation barrier; members 0 and 1 are in that barrier (or reach it later).
+    /// Everyone says cancelled; nobody waits for a flag that never comes.
+    #[test]
+    fn cancel_with_three_members() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(2);
+        model.check(|| {
+            let b = Arc::new(Barrier::new(3));
+            let hs: Vec<_> = (1..3u32)
+                .map(|tid| {
+                    let b = b.clone();
+                    loom::thread::spawn(move || {
+                        if tid == 2 {
+                            b.cancel(2);
+                        }
+                        b.wait_cancellable(tid, &mut || false).0
+                    })
+                })
+                .collect();
+            let v0 = b.wait_cancellable(0, &mut || false).0;
+            assert!(v0);
+            for h in hs {
+                assert!(h.join().unwrap());
+            }
+        });
+    }
+
+    /// A member that cancels while the other never comes to a barrier (it went to the
+    /// region's end): the cancelling member's barrier does not wait.
+    #[test]
+    fn cancel_alone() {
+        loom::model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let b1 = b.clone();
+            let t = loom::thread::spawn(move || {
+                b1.cancel(1);
+                b1.wait_cancellable(1, &mut || false).0
+            });
+            assert!(t.join().unwrap());
+            assert!(b.cancelled_for(0));
         });
     }
 

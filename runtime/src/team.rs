@@ -107,9 +107,8 @@ pub struct Team {
     ring: crate::worksharing::dispatch::Ring,
     /// Reductions and copyprivate.
     exchange: crate::worksharing::reduction::Exchange,
-    /// Cancellation: of the region (until the next fork), and the number + 1 of the cancelled
-    /// worksharing construct (0: none).
-    cancel_parallel: AtomicU32,
+    /// Cancellation of a worksharing construct: its number + 1 (0: none). The region's own
+    /// cancellation belongs to the barrier (see `barrier`'s protocol).
     cancel_ws: AtomicU32,
     /// Doacross loops in flight: (worksharing number, state, members still in it).
     doacross: parking_lot::Mutex<Vec<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>, u32)>>,
@@ -163,7 +162,6 @@ impl Team {
             singles: AtomicU32::new(0),
             ring: crate::worksharing::dispatch::Ring::new(1),
             exchange: crate::worksharing::reduction::Exchange::new(1),
-            cancel_parallel: AtomicU32::new(0),
             cancel_ws: AtomicU32::new(0),
             doacross: parking_lot::Mutex::new(Vec::new()),
             tasks: crate::task::pool::TaskPool::new(1),
@@ -216,6 +214,11 @@ impl Team {
     /// member has arrived and every task of the team is complete; waiting members run tasks.
     #[inline]
     pub fn barrier(&self, th: Thread) {
+        if crate::query::cancellation_on() {
+            // A member that left a cancelled region never arrives: see `barrier`'s protocol.
+            self.cancel_barrier(th);
+            return;
+        }
         oxiomp_instrument::barrier_plain_enter();
         let tid = th.tid() as usize;
         crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
@@ -238,25 +241,51 @@ impl Team {
         &self.exchange
     }
 
-    /// Records a cancellation request of `kind` for worksharing construct `ws` (Relaxed: the
-    /// request is a flag other threads poll at cancellation points; the data the cancelled
-    /// code touched is ordered by the barriers that follow).
-    pub(crate) fn request_cancel(&self, parallel: bool, ws: u32) {
-        if parallel {
-            self.cancel_parallel.store(1, Ordering::Relaxed);
-        } else {
-            self.cancel_ws.store(ws.wrapping_add(1), Ordering::Relaxed);
-        }
+    /// A cancellation barrier (`__kmpc_cancel_barrier`) for member `th`: true, on every member
+    /// leaving this episode alike, when the region was cancelled (see `barrier`'s protocol).
+    pub fn cancel_barrier(&self, th: Thread) -> bool {
+        oxiomp_instrument::barrier_plain_enter();
+        let tid = th.tid();
+        crate::task::drain(th, std::iter::once(&*self.implicit[tid as usize]));
+        let (cancelled, spinning) = self.barrier.wait_cancellable(tid, &mut || crate::task::help_barrier(th));
+        oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierPlain, spinning);
+        cancelled
     }
 
-    /// Whether the region, or worksharing construct `ws`, was cancelled.
+    /// Whether the barrier member `th` passed last belongs to a cancelled episode (then not
+    /// every member need have arrived: data published before it may be missing).
+    pub(crate) fn last_barrier_cancelled(&self, th: Thread) -> bool {
+        self.barrier.cancelled_before(self.barrier.episode(th.tid()))
+    }
+
+    /// Member `th` cancels the region (`cancel parallel`).
+    pub(crate) fn cancel_region(&self, th: Thread) {
+        self.barrier.cancel(th.tid());
+    }
+
+    /// Whether member `th`, at a cancellation point, leaves the region (its next cancellation
+    /// barrier will say the region was cancelled).
+    pub(crate) fn region_cancelled_for(&self, th: Thread) -> bool {
+        self.barrier.cancelled_for(th.tid())
+    }
+
+    /// Whether the region was cancelled at all (its tasks that have not started never do).
     #[inline]
-    pub(crate) fn cancelled(&self, parallel: bool, ws: u32) -> bool {
-        if parallel {
-            self.cancel_parallel.load(Ordering::Relaxed) != 0
-        } else {
-            self.cancel_ws.load(Ordering::Relaxed) == ws.wrapping_add(1)
-        }
+    pub(crate) fn region_cancel_requested(&self) -> bool {
+        self.barrier.cancel_requested()
+    }
+
+    /// Records a cancellation request for worksharing construct `ws` (Relaxed: the request is
+    /// a flag other threads poll at cancellation points; the data the cancelled code touched
+    /// is ordered by the barriers that follow).
+    pub(crate) fn cancel_worksharing(&self, ws: u32) {
+        self.cancel_ws.store(ws.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    /// Whether worksharing construct `ws` was cancelled.
+    #[inline]
+    pub(crate) fn worksharing_cancelled(&self, ws: u32) -> bool {
+        self.cancel_ws.load(Ordering::Relaxed) == ws.wrapping_add(1)
     }
 
     /// The doacross state of the loop numbered `key`, created by the first member to arrive.
@@ -291,7 +320,7 @@ impl Team {
     fn begin_region(&mut self) {
         set(self.singles.get_mut(), 0);
         self.ring.reset();
-        set(self.cancel_parallel.get_mut(), 0);
+        self.barrier.end_cancellation();
         set(self.cancel_ws.get_mut(), 0);
         self.reset_implicit_tasks();
     }

@@ -697,7 +697,7 @@ pub(crate) fn cancelled_in(group: *const TaskGroup, team: &crate::team::Team) ->
 #[cold]
 #[inline(never)]
 fn cancel_requested(g: Option<&TaskGroup>, team: &crate::team::Team) -> bool {
-    g.is_some_and(|g| g.is_cancelled()) || team.cancelled(true, 0)
+    g.is_some_and(|g| g.is_cancelled()) || team.region_cancel_requested()
 }
 
 /// Ends a task its creator ran at once (the cut-off or if(0)) in the common case where nothing

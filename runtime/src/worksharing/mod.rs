@@ -280,7 +280,10 @@ pub unsafe fn copyprivate(th: Thread, data: *mut c_void, func: ReduceFn, didit: 
         team.exchange().publish_copy(data);
     }
     team.barrier(th);
-    if !didit {
+    // In a cancelled region the barrier may have completed without the thread that ran the
+    // single (it left the region): there is nothing to copy then.
+    let cancelled = crate::query::cancellation_on() && team.last_barrier_cancelled(th);
+    if !didit && !cancelled {
         // SAFETY: the source list stays alive until the second barrier.
         unsafe { func(data, team.exchange().copy_source()) };
     }
@@ -293,8 +296,8 @@ pub fn cancel(th: Thread, kind: i32) -> bool {
         return false;
     }
     match kind {
-        cancel::PARALLEL => th.team().request_cancel(true, 0),
-        cancel::LOOP | cancel::SECTIONS => th.team().request_cancel(false, th.ctx().ws_count),
+        cancel::PARALLEL => th.team().cancel_region(th),
+        cancel::LOOP | cancel::SECTIONS => th.team().cancel_worksharing(th.ctx().ws_count),
         cancel::TASKGROUP => return crate::task::cancel_taskgroup(th),
         _ => return false,
     }
@@ -307,17 +310,21 @@ pub fn cancellation_point(th: Thread, kind: i32) -> bool {
         return false;
     }
     match kind {
-        cancel::PARALLEL => th.team().cancelled(true, 0),
-        cancel::LOOP | cancel::SECTIONS => th.team().cancelled(false, th.ctx().ws_count),
+        cancel::PARALLEL => th.team().region_cancelled_for(th),
+        cancel::LOOP | cancel::SECTIONS => th.team().worksharing_cancelled(th.ctx().ws_count),
         cancel::TASKGROUP => crate::task::taskgroup_cancelled(th),
         _ => false,
     }
 }
 
-/// `__kmpc_cancel_barrier`: a barrier; true on every thread if the region was cancelled.
+/// `__kmpc_cancel_barrier`: a barrier; true on every thread leaving it if the region was
+/// cancelled (see `barrier`'s cancellation protocol).
 pub fn cancel_barrier(th: Thread) -> bool {
-    th.team().barrier(th);
-    crate::query::cancellation_on() && th.team().cancelled(true, 0)
+    if !crate::query::cancellation_on() {
+        th.team().barrier(th);
+        return false;
+    }
+    th.team().cancel_barrier(th)
 }
 
 /// `__kmpc_doacross_init`: joins (or, first of the team, creates) the doacross state of the
