@@ -14,10 +14,15 @@ pub(crate) fn get() -> *const ThreadDesc {
     slot::get()
 }
 
-/// Records the calling thread's descriptor (once, when the thread is registered).
+/// Records the calling thread's descriptor (when the thread is registered).
 #[inline]
 pub(crate) fn set(desc: &'static ThreadDesc) {
     slot::set(desc);
+}
+
+/// Forgets the calling thread's descriptor (an initial thread at its end gives it up).
+pub(crate) fn clear() {
+    slot::set(std::ptr::null());
 }
 
 #[cfg(test)]

@@ -107,11 +107,25 @@ fn parse_uint(s: &str, min: u64, max: u64) -> Result<u64, String> {
     Ok(v)
 }
 
-fn parse_num_list(s: &str) -> Result<Vec<u32>, String> {
-    s.split(',')
-        .map(|p| parse_uint(p.trim(), 1, 1 << 16).map(|v| v as u32))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| "expected a list of positive whole numbers".into())
+/// A list of positive whole numbers; those above `max` (the most threads the runtime runs at
+/// once) are cut down to it, which the second value tells.
+fn parse_num_list(s: &str, max: u32) -> Result<(Vec<u32>, bool), String> {
+    let mut cut = false;
+    let list = s
+        .split(',')
+        .map(|p| {
+            let p = p.trim();
+            if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.bytes().any(|b| b != b'0') {
+                // All digits and not zero: a number, perhaps too large for any integer type.
+                let v = p.parse::<u64>().unwrap_or(u64::MAX);
+                cut |= v > max as u64;
+                Ok(v.min(max as u64) as u32)
+            } else {
+                Err("expected a list of positive whole numbers".to_string())
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((list, cut))
 }
 
 /// `[modifier:]kind[,chunk]`.
@@ -212,7 +226,23 @@ pub fn read(src: &dyn Source) -> Settings {
     let mask = places::process_mask();
     let nprocs = mask.len().max(1) as u32;
 
-    let nthreads_list = r.read("OMP_NUM_THREADS", &format!("{nprocs}"), parse_num_list);
+    let max = crate::registry::MAX_THREADS as u64;
+    let device_thread_limit = r
+        .read("KMP_DEVICE_THREAD_LIMIT", &format!("{max}"), |s| parse_uint(s, 1, max))
+        .or_else(|| r.read("KMP_ALL_THREADS", &format!("{max}"), |s| parse_uint(s, 1, max)))
+        .unwrap_or(max) as u32;
+    let nthreads_list =
+        r.read("OMP_NUM_THREADS", &format!("{nprocs}"), |s| parse_num_list(s, device_thread_limit));
+    let nthreads_list = nthreads_list.map(|(list, cut)| {
+        if cut {
+            r.warnings.push(format!(
+                "oxiomp: warning: OMP_NUM_THREADS='{}' asks for more threads than oxiomp runs at once \
+                 ({device_thread_limit}); using {device_thread_limit} instead",
+                src.get("OMP_NUM_THREADS").unwrap_or_default()
+            ));
+        }
+        list
+    });
     let dynamic = r.read("OMP_DYNAMIC", "false", parse_bool).unwrap_or(false);
     let nested = r.read("OMP_NESTED", "unset", parse_bool);
     let max_levels = r.read("OMP_MAX_ACTIVE_LEVELS", "1", |s| {
@@ -317,6 +347,7 @@ pub fn read(src: &dyn Source) -> Settings {
             affinity_format,
             places_text,
             trace_dir,
+            device_thread_limit,
         },
         mask,
         places,
@@ -435,6 +466,31 @@ mod tests {
         assert_eq!(s.icvs.run_sched, Schedule::default());
         assert_eq!(s.globals.stacksize, 4 << 20);
         assert_eq!(s.globals.blocktime_ms, Some(200));
+    }
+
+    /// Thread counts above the most the runtime runs at once are cut down to it, with a
+    /// warning that says so (not that the value is malformed).
+    #[test]
+    fn too_many_threads_are_cut_down() {
+        let s = with(&[("OMP_NUM_THREADS", "100000,3")]);
+        assert_eq!((s.icvs.nthreads, s.icvs.nthreads_rest), (65536, &[3u32][..]));
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("asks for more threads than oxiomp runs at once (65536)"));
+        let s = with(&[("OMP_NUM_THREADS", "99999999999999999999999"), ("KMP_DEVICE_THREAD_LIMIT", "64")]);
+        assert_eq!((s.icvs.nthreads, s.globals.device_thread_limit), (64, 64));
+        assert!(s.warnings[0].contains("(64)"), "{:?}", s.warnings);
+        let s = with(&[("KMP_DEVICE_THREAD_LIMIT", "70000")]);
+        assert_eq!(s.globals.device_thread_limit, 65536);
+        assert!(s.warnings[0].contains("expected a whole number from 1 to 65536"), "{:?}", s.warnings);
+        assert_eq!(with(&[("KMP_ALL_THREADS", "8")]).globals.device_thread_limit, 8);
+        for bad in ["0", "-4", "4,,2", "4x"] {
+            let s = with(&[("OMP_NUM_THREADS", bad)]);
+            assert!(
+                s.warnings[0].contains("expected a list of positive whole numbers"),
+                "{bad}: {:?}",
+                s.warnings
+            );
+        }
     }
 
     #[test]

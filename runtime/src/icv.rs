@@ -174,6 +174,9 @@ pub struct Globals {
     pub places_text: Option<String>,
     /// Where to write an ovni trace (`OMP_OVNI=1`, `OVNI_TRACEDIR`, default `./ovni`).
     pub trace_dir: Option<std::path::PathBuf>,
+    /// The most threads that use the runtime at once, and so the largest team
+    /// (`KMP_DEVICE_THREAD_LIMIT`, at most `registry::MAX_THREADS`, the default).
+    pub device_thread_limit: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

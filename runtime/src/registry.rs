@@ -12,12 +12,25 @@ use crate::sync::fork_lock::{ForkLock, HeldForFork};
 use crate::sync::wait::WaitPolicy;
 use crate::thread::{Thread, ThreadDesc};
 
-/// The most threads (initial threads and workers) one process may register.
-pub const MAX_THREADS: usize = 1 << 14;
+/// The most threads (initial threads and workers) that can use the runtime at once: the size
+/// of the table of descriptors, and the largest team. Descriptors are reused (a worker's after
+/// its thread ended, an initial thread's after its thread ended: `Runtime::thread_ended`), so
+/// this bounds the threads alive at once, not those a process creates in its life. The table
+/// takes 512 KiB of address space, of which only the pages holding used entries are ever
+/// touched.
+pub const MAX_THREADS: usize = 1 << 16;
 
 /// "OXIOMP" + layout version, at offset 0 of the root: how a debugger recognises it.
 pub const ROOT_MAGIC: u64 = 0x4f58_494f_4d50_0001;
 
+/// The process's runtime, reachable from the exported root.
+///
+/// For a debugger: `threads[0..thread_count]` are descriptors (never freed, never moved;
+/// a slot, once set, keeps its descriptor and the descriptor its gtid). A descriptor serves at
+/// most one OS thread at a time; one whose `os_tid` is 0 serves none (a worker between
+/// threads, or an initial thread's descriptor waiting for the next thread that calls the
+/// runtime). A descriptor passes to a new thread only after its `os_tid` went to 0, and gets
+/// the new thread's id last, after its context was set up for that thread.
 #[repr(C)]
 pub struct Runtime {
     /// [`ROOT_MAGIC`].
@@ -30,10 +43,15 @@ pub struct Runtime {
     pub threads: *const AtomicPtr<ThreadDesc>,
     table: Box<[AtomicPtr<ThreadDesc>]>,
     settings: Settings,
-    /// Idle workers, not reserved by any team (behind a fork-safe lock, as is `retired`).
+    /// Idle workers, not reserved by any team (behind a fork-safe lock, as are `retired` and
+    /// `ended`).
     pool: ForkLock<Vec<&'static ThreadDesc>>,
     /// Descriptors of workers whose threads ended, for the next workers started.
     retired: ForkLock<Vec<&'static ThreadDesc>>,
+    /// Descriptors of initial threads that ended, for the next initial threads.
+    ended: ForkLock<Vec<&'static ThreadDesc>>,
+    /// Held while a new descriptor is made and recorded.
+    registering: ForkLock<()>,
     /// Workers reserved by teams plus live initial threads (for the oversubscription hint).
     busy: AtomicU32,
     /// `kmp_set_library*`: 1 serial, 2 turnaround, 3 throughput (the default).
@@ -68,10 +86,12 @@ pub fn warn(line: &str) {
 
 /// The runtime's process-wide lists, in the order the fork handlers take them (no code path
 /// holds two of them at once, and none runs the program's code while holding one).
-fn fork_locks(rt: &'static Runtime) -> [&'static dyn HeldForFork; 6] {
+fn fork_locks(rt: &'static Runtime) -> [&'static dyn HeldForFork; 8] {
     [
+        &rt.registering,
         &rt.pool,
         &rt.retired,
+        &rt.ended,
         &crate::threadprivate::RECORDS,
         &crate::allocator::LIVE,
         &crate::affinity_format::FORMAT,
@@ -110,12 +130,12 @@ extern "C" fn after_fork_in_parent() {
 }
 
 /// `pthread_atfork` child handler: lets the lists go, then see
-/// [`Runtime::forget_workers_after_fork`].
+/// [`Runtime::restart_after_fork`].
 extern "C" fn after_fork_in_child() {
     if let Some(rt) = RUNTIME.get() {
         // SAFETY: as in `after_fork_in_parent`: this is the thread that forked.
         unsafe { release_after_fork(rt) };
-        rt.forget_workers_after_fork();
+        rt.restart_after_fork();
         crate::threadprivate::forget_copies_after_fork();
     }
 }
@@ -173,8 +193,7 @@ impl Runtime {
             WaitPolicy::set_block_time(bt);
             crate::query::set_cancellation_on(settings.globals.cancellation);
             crate::affinity_format::set_display(settings.globals.display_affinity);
-            let table: Box<[AtomicPtr<ThreadDesc>]> =
-                (0..MAX_THREADS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+            let table = zeroed_table::<ThreadDesc>(MAX_THREADS);
             oxiomp_instrument::init_exit();
             Runtime {
                 magic: ROOT_MAGIC,
@@ -185,6 +204,8 @@ impl Runtime {
                 settings,
                 pool: ForkLock::new(Vec::new()),
                 retired: ForkLock::new(Vec::new()),
+                ended: ForkLock::new(Vec::new()),
+                registering: ForkLock::new(()),
                 busy: AtomicU32::new(0),
                 library: AtomicU32::new(3),
                 stacksize: AtomicUsize::new(0),
@@ -259,24 +280,54 @@ impl Runtime {
         self.settings.mask.len().max(1) as u32
     }
 
-    /// How many threads have registered (initial threads and workers).
+    /// How many descriptors exist (gtids handed out): initial threads and workers, alive or
+    /// waiting for their next thread.
     pub fn registered_threads(&self) -> u32 {
-        self.thread_count.load(Ordering::Relaxed)
+        // Acquire: pairs with `register_new`, so that the slots below are set.
+        self.thread_count.load(Ordering::Acquire)
     }
 
-    /// Hands out the next gtid and records the descriptor under it.
-    pub(crate) fn register(&self, desc: &'static ThreadDesc) -> i32 {
-        // Relaxed: the counter only has to hand out distinct numbers; the table slot is
-        // published with Release below and read with Acquire.
-        let gtid = self.thread_count.fetch_add(1, Ordering::Relaxed);
-        if gtid as usize >= MAX_THREADS {
-            crate::stderr_line(format_args!(
-                "oxiomp: error: more than {MAX_THREADS} threads created; cannot continue"
-            ));
-            std::process::abort();
+    /// A new descriptor, made by `make` for the next gtid and recorded under it, unless
+    /// `limit` descriptors exist already (at most the table's capacity). One at a time, so
+    /// that the slot is set before the count covers it: `threads[0..thread_count]` are always
+    /// set.
+    pub(crate) fn register_new(
+        &self,
+        limit: u32,
+        make: impl FnOnce(i32) -> &'static ThreadDesc,
+    ) -> Option<&'static ThreadDesc> {
+        let _one_at_a_time = self.registering.lock();
+        // Relaxed: the count changes only under the lock.
+        let gtid = self.thread_count.load(Ordering::Relaxed);
+        if gtid >= limit.min(self.thread_capacity) {
+            return None;
         }
+        let desc = make(gtid as i32);
+        // Release, both: whoever reads the count (Acquire in `registered_threads`, or a
+        // debugger's read of a stopped process) finds the slot set, and the descriptor whole.
         self.table[gtid as usize].store(desc as *const ThreadDesc as *mut ThreadDesc, Ordering::Release);
-        gtid as i32
+        self.thread_count.store(gtid + 1, Ordering::Release);
+        Some(desc)
+    }
+
+    /// The most threads that use the runtime at once (`KMP_DEVICE_THREAD_LIMIT`, at most
+    /// [`MAX_THREADS`], the default): no worker is started beyond it, and no team is larger.
+    /// Initial threads are not refused below the table's capacity.
+    pub fn thread_limit(&self) -> u32 {
+        self.settings.globals.device_thread_limit
+    }
+
+    /// A descriptor of an initial thread that ended, for a new initial thread (it keeps its
+    /// gtid).
+    pub(crate) fn take_ended(&self) -> Option<&'static ThreadDesc> {
+        self.ended.lock().pop()
+    }
+
+    /// An initial thread's descriptor serves no thread any more (its thread ended): the next
+    /// initial thread gets it. Called on the ending thread, which does not touch the
+    /// descriptor after this.
+    pub(crate) fn thread_ended(&self, desc: &'static ThreadDesc) {
+        self.ended.lock().push(desc);
     }
 
     /// The descriptor of `gtid`, if registered.
@@ -288,10 +339,16 @@ impl Runtime {
         unsafe { slot.load(Ordering::Acquire).as_ref() }
     }
 
-    /// Appends `k` idle workers to `out`, taking them from the pool and starting new threads
-    /// for what it lacks.
-    pub(crate) fn acquire_workers(&'static self, k: usize, out: &mut Vec<&'static ThreadDesc>) {
-        let target = out.len() + k;
+    /// Appends up to `k` idle workers to `out`, taking them from the pool and starting new
+    /// threads for what it lacks. Fewer when no more threads can be started (the table is
+    /// full, or the system refuses a thread): the reason is returned with them.
+    pub(crate) fn acquire_workers(
+        &'static self,
+        k: usize,
+        out: &mut Vec<&'static ThreadDesc>,
+    ) -> Result<(), crate::thread::SpawnError> {
+        let start = out.len();
+        let target = start + k;
         {
             let mut pool = self.pool.lock();
             while out.len() < target {
@@ -301,10 +358,18 @@ impl Runtime {
                 }
             }
         }
+        let mut result = Ok(());
         while out.len() < target {
-            out.push(crate::thread::spawn_worker(self));
+            match crate::thread::spawn_worker(self) {
+                Ok(w) => out.push(w),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
         }
-        self.adjust_busy(k as i64);
+        self.adjust_busy((out.len() - start) as i64);
+        result
     }
 
     /// Returns workers to the pool.
@@ -320,6 +385,12 @@ impl Runtime {
     /// A descriptor of a worker whose thread ended, if any.
     pub(crate) fn take_retired(&self) -> Option<&'static ThreadDesc> {
         self.retired.lock().pop()
+    }
+
+    /// A worker's descriptor serves no thread (its thread ended, or could not start): the
+    /// next worker started gets it.
+    pub(crate) fn retire(&self, desc: &'static ThreadDesc) {
+        self.retired.lock().push(desc);
     }
 
     /// `omp_pause_resource`: ends the threads of the idle workers (the pool's, and those the
@@ -338,34 +409,42 @@ impl Runtime {
             }
             for w in idle {
                 crate::thread::retire_worker(w);
-                self.retired.lock().push(w);
+                self.retire(w);
             }
         }
     }
 
-    /// In the child of a `fork`: only the forking thread exists, so the threads of the pool's
-    /// workers and of those the forking thread's hot teams hold are gone. Their descriptors
-    /// (idle: a fork outside parallel regions finds every worker between regions) serve the
-    /// child's next workers, which the next region starts. A fork inside a parallel region
-    /// leaves the child inside a team whose other members do not exist; as with libomp, only
-    /// a fork outside parallel regions gives a child that can use OpenMP.
-    fn forget_workers_after_fork(&self) {
-        let mut gone = std::mem::take(&mut *self.pool.lock());
+    /// In the child of a `fork`: only the forking thread exists. Every other descriptor
+    /// serves no thread now: a worker's waits for the child's next workers (the next region
+    /// starts them), an initial thread's for the child's next initial threads (but the first
+    /// thread's, gtid 0, whose threadprivate copies are the variables themselves). Their teams
+    /// are forgotten, not freed: a vanished thread may have left them half-written. The
+    /// forking thread restarts as the child's initial thread
+    /// ([`ThreadDesc::restart_in_fork_child`]).
+    fn restart_after_fork(&self) {
         let me = Thread::peek();
-        if let Some(th) = me
-            && th.team().level == 0
-        {
-            th.desc().forget_after_fork(&mut gone);
-        }
-        // The vanished workers' own teams for nested regions held workers too.
-        let mut i = 0;
-        while i < gone.len() {
-            let w = gone[i];
-            w.forget_after_fork(&mut gone);
-            i += 1;
-        }
         // (Allocating here is fine with glibc and musl: their malloc is fork-safe.)
-        self.retired.lock().extend(gone);
+        let (mut workers, mut initials) = (Vec::new(), Vec::new());
+        for g in 0..self.registered_threads() as i32 {
+            let Some(d) = self.thread(g) else { continue };
+            if me.is_some_and(|m| std::ptr::eq(m.desc(), d)) {
+                continue;
+            }
+            d.forget_all_teams_after_fork();
+            // Relaxed: the only thread.
+            d.os_tid.store(0, Ordering::Relaxed);
+            if !d.is_initial() {
+                workers.push(d);
+            } else if d.gtid != 0 {
+                initials.push(d);
+            }
+        }
+        self.pool.lock().clear();
+        *self.retired.lock() = workers;
+        *self.ended.lock() = initials;
+        if let Some(th) = me {
+            th.desc().restart_in_fork_child(self);
+        }
         // Relaxed: the only thread; the count feeds the oversubscription hint.
         self.busy.store(u32::from(me.is_some()), Ordering::Relaxed);
         WaitPolicy::set_oversubscribed(false);
@@ -379,5 +458,69 @@ impl Runtime {
             self.busy.fetch_sub((-delta) as u32, Ordering::Relaxed) - (-delta) as u32
         };
         WaitPolicy::set_oversubscribed(now > self.num_procs());
+    }
+}
+
+/// A table of `n` null pointers whose memory is not written: the allocator's zeroed pages
+/// (an `mmap` for a table this large) are touched only where entries are set.
+pub(crate) fn zeroed_table<T>(n: usize) -> Box<[AtomicPtr<T>]> {
+    let b = Box::<[AtomicPtr<T>]>::new_zeroed_slice(n);
+    // SAFETY: an all-zero `AtomicPtr` is a valid null pointer.
+    unsafe { b.assume_init() }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Initial threads come and go, four at a time, while another thread reads the table as a
+    /// debugger would: every slot below the count holds a descriptor under its own gtid, and
+    /// one serving a thread names that thread (its `os_tid` is its OS id, or 0 between
+    /// threads). Ended threads' gtids are handed to the next ones: 400 threads take no more
+    /// than a few gtids beyond those alive at once.
+    #[test]
+    fn ended_initial_threads_give_their_gtids_to_new_ones() {
+        let rt = Runtime::get();
+        let _ = Thread::current();
+        let before = rt.registered_threads();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    for g in 0..rt.registered_threads() as i32 {
+                        let d = rt.thread(g).expect("a slot below the count is set");
+                        assert_eq!(d.gtid, g, "descriptor under another gtid");
+                    }
+                }
+            });
+            for _ in 0..100 {
+                let all_in = std::sync::Arc::new(std::sync::Barrier::new(4));
+                let hs: Vec<_> = (0..4)
+                    .map(|_| {
+                        let all_in = all_in.clone();
+                        std::thread::spawn(move || {
+                            let th = Thread::current();
+                            // The four are alive at once from here.
+                            all_in.wait();
+                            // SAFETY: gettid has no preconditions.
+                            let me = unsafe { libc::gettid() };
+                            assert_eq!(th.desc().os_tid.load(Ordering::Relaxed), me);
+                            assert_eq!(th.tid(), 0);
+                            assert_eq!(th.team().level, 0);
+                            th.gtid()
+                        })
+                    })
+                    .collect();
+                let gtids: Vec<i32> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+                let mut distinct = gtids.clone();
+                distinct.sort_unstable();
+                distinct.dedup();
+                assert_eq!(distinct.len(), gtids.len(), "two live threads share a gtid: {gtids:?}");
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        // Other tests of this process start threads meanwhile: allow for them.
+        let grew = rt.registered_threads() - before;
+        assert!(grew < 100, "400 short-lived threads took {grew} new gtids");
     }
 }

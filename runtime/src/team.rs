@@ -199,10 +199,17 @@ impl Team {
     /// The implicit team of an initial thread.
     pub(crate) fn new_root(gtid: i32, cg: &'static AtomicU32) -> Box<Team> {
         let mut t = Box::new(Team::empty(Runtime::get().settings().icvs));
-        t.master_gtid = gtid;
-        t.cg = cg;
-        t.reset_implicit_tasks();
+        t.reset_root(gtid, cg);
         t
+    }
+
+    /// Makes this team the fresh implicit team of initial thread `gtid` (a descriptor's root
+    /// team serves each initial thread the descriptor serves), in place: its address stays.
+    pub(crate) fn reset_root(&mut self, gtid: i32, cg: &'static AtomicU32) {
+        *self = Team::empty(Runtime::get().settings().icvs);
+        self.master_gtid = gtid;
+        self.cg = cg;
+        self.reset_implicit_tasks();
     }
 
     /// The workers (members other than the primary thread).
@@ -331,8 +338,14 @@ impl Team {
     }
 
     /// Makes the team `n` threads big with `me` as primary thread, reserving or returning
-    /// workers as needed.
-    fn resize(&mut self, n: u32, me: &'static ThreadDesc, rt: &'static Runtime) {
+    /// workers as needed. When no more threads can be started the team is smaller: returns
+    /// its size and why it is not `n`.
+    fn resize(
+        &mut self,
+        n: u32,
+        me: &'static ThreadDesc,
+        rt: &'static Runtime,
+    ) -> (u32, Option<crate::thread::SpawnError>) {
         if self.members.is_empty() {
             self.members.push(me);
         }
@@ -340,12 +353,13 @@ impl Team {
             self.members[0] = me;
         }
         let cur = self.members.len();
-        let n = n as usize;
-        if n < cur {
-            rt.release_workers(self.members.drain(n..));
-        } else if n > cur {
-            rt.acquire_workers(n - cur, &mut self.members);
+        let mut why = None;
+        if (n as usize) < cur {
+            rt.release_workers(self.members.drain(n as usize..));
+        } else if n as usize > cur {
+            why = rt.acquire_workers(n as usize - cur, &mut self.members).err();
         }
+        let n = self.members.len();
         if self.barrier.size() as usize != n {
             self.barrier = Barrier::new(n as u32);
             self.exchange = crate::worksharing::reduction::Exchange::new(n as u32);
@@ -355,6 +369,7 @@ impl Team {
         }
         self.primary.epochs.resize(n, 0);
         set(&mut self.nthreads, n as u32);
+        (n as u32, why)
     }
 
     /// Copies `o` and its arguments into the team (what changed only) and returns the copy.
@@ -517,11 +532,20 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         let team = ctx.hot[level].take().unwrap_or_else(|| Box::new(Team::empty(ctx.icvs)));
         (team, ctx.save(), level)
     };
+    let wanted = n;
     {
         // SAFETY: the parent team encloses this region and outlives it.
         let parent = unsafe { &*saved.team };
         let t = &mut *team;
-        t.resize(n, th.desc(), rt);
+        let (n, why) = t.resize(n.min(rt.thread_limit()), th.desc(), rt);
+        if n < wanted {
+            team_smaller(wanted, n, why);
+            if reserved {
+                // Give back to the contention group what the team could not use.
+                // SAFETY: as in `decide_team` (the team takes the parent's group below).
+                unsafe { &*parent.cg }.fetch_sub(wanted - n, Ordering::Relaxed);
+            }
+        }
         // A hot team usually gets the values it had in its last region. Each field is written
         // only when it changes: a line the master leaves clean stays valid in the workers'
         // caches, which then read it at the fork without fetching it again.
@@ -595,6 +619,25 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         // A nested construct at the same level (a league's inner teams) left its own team here.
         rt.release_workers(old.workers());
     }
+}
+
+/// A team is smaller than asked (`wanted` threads, `got`): the first time, one warning says
+/// why. Later teams cut short say nothing (the warning would repeat at every region).
+#[cold]
+fn team_smaller(wanted: u32, got: u32, why: Option<crate::thread::SpawnError>) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    // Relaxed: only which warning is printed depends on it.
+    if WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let why = match why {
+        Some(e) => e.to_string(),
+        None => format!("oxiomp runs at most {} threads at once", Runtime::get().thread_limit()),
+    };
+    crate::registry::warn(&format!(
+        "oxiomp: warning: asked for a team of {wanted} threads, formed one of {got} ({why}); \
+         later teams may be cut short likewise, without a warning"
+    ));
 }
 
 /// Starts a serialized region (`if(0)`, or beyond max-active-levels): one thread, one more
@@ -728,11 +771,24 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
 }
 
 /// The job of one member of a league: run the user's code as the initial thread of team `tid`.
+/// When fewer threads could be started than the league has teams, member `tid` runs teams
+/// `tid`, `tid + members`, ... one after the other: every team runs, with its own number.
 unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
     // SAFETY: `data` is the `League` on `fork_teams`'s stack, alive until the join.
     let league = unsafe { &*(data as *const League) };
     let th = Thread::current();
-    let t = &league.teams[tid as usize];
+    let members = th.team().nthreads.max(1) as usize;
+    for t in league.teams.iter().skip(tid as usize).step_by(members) {
+        // SAFETY: forwarded from the caller.
+        unsafe { run_league_team(league, t, th, gtid) };
+    }
+}
+
+/// Runs the user's code as the initial thread of league team `t`.
+///
+/// # Safety
+/// As for `run_league_member`.
+unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
     let saved = {
         let ctx = th.ctx();
         let s = ctx.save();

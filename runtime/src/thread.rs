@@ -27,13 +27,15 @@ pub enum ThreadState {
 /// program created that called into the runtime) or a pool worker.
 #[repr(C)]
 pub struct ThreadDesc {
-    /// Global thread number: stable for the thread's life; a worker's descriptor (and so its
-    /// number) serves a new thread after its thread ended (`omp_pause_resource`, fork).
+    /// Global thread number: stable for the thread's life. A descriptor (and so its number)
+    /// serves a new thread after its thread ended: a worker's after `omp_pause_resource` or a
+    /// fork, an initial thread's (but the first one's) when the next initial thread comes.
     pub gtid: i32,
     /// The OS thread id (`gettid`) of the thread on the descriptor (0 between threads).
     pub os_tid: AtomicI32,
-    /// 1 for an initial thread, 0 for a worker.
-    pub is_initial: u32,
+    /// 1 for an initial thread, 0 for a worker (a worker that forks inside a region is the
+    /// initial thread of the child process).
+    pub is_initial: AtomicU32,
     /// A [`ThreadState`] value.
     pub state: AtomicU32,
     /// What the master writes and the worker reads at a fork: one cache line.
@@ -155,6 +157,9 @@ pub(crate) struct Context {
     pub(crate) icv_save: *const IcvSave,
     /// The affinity line this thread printed last (`OMP_DISPLAY_AFFINITY`).
     pub(crate) last_affinity: Option<String>,
+    /// An initial thread's root team (the implicit region's), made with the descriptor and
+    /// reset for each thread the descriptor serves; null for a worker.
+    pub(crate) root_team: *mut Team,
 }
 
 /// A slot for ICVs a task body may have to save (see `Context::icv_save`). Not an
@@ -223,6 +228,40 @@ pub(crate) struct Saved {
 }
 
 impl Context {
+    fn new(icvs: Icvs) -> Context {
+        Context {
+            team: std::ptr::null(),
+            tid: 0,
+            icvs,
+            place: None,
+            hot: Vec::new(),
+            serial: Vec::new(),
+            serial_saved: Vec::new(),
+            push_nthreads: 0,
+            push_bind: None,
+            push_teams: (0, 0),
+            singles: 0,
+            cursor: Default::default(),
+            chunk_open: false,
+            loop_open: false,
+            ws_count: 0,
+            sections_open: false,
+            doacross: None,
+            task: std::ptr::null(),
+            tsc: std::ptr::null(),
+            rerun: std::ptr::null(),
+            at_barrier: false,
+            icv_save: std::ptr::null(),
+            rng: 0x9e37_79b9,
+            heap_refused: Default::default(),
+            dep_scratch: Vec::new(),
+            detach: Default::default(),
+            last_task_id: 0,
+            last_affinity: None,
+            root_team: std::ptr::null_mut(),
+        }
+    }
+
     /// Binds the calling thread (whose context this is) to `place`, unless it is there already.
     pub(crate) fn bind(&mut self, place: u32) {
         if self.place == Some(place) {
@@ -274,21 +313,50 @@ impl Context {
     }
 }
 
-thread_local! {
-    static ROOT_EXIT: RootExit = const { RootExit };
+/// The key whose destructor runs when an initial thread ends (its value: the thread's
+/// descriptor). A pthread key rather than a `thread_local!`: glibc runs key destructors after
+/// the thread-local destructors (C++ `thread_local`, Rust's), which may still use OpenMP, and
+/// runs them again if one of those sets the key anew (the thread registered again).
+fn end_key() -> Option<libc::pthread_key_t> {
+    static KEY: std::sync::OnceLock<Option<libc::pthread_key_t>> = std::sync::OnceLock::new();
+    *KEY.get_or_init(|| {
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: `key` is written by the call; the destructor is a plain function that does
+        // not unwind (the library is built with panic=abort).
+        let rc = unsafe { libc::pthread_key_create(&mut key, Some(initial_thread_ended)) };
+        // Without a key (the process used up its keys), initial threads' descriptors are not
+        // reused: each new thread gets a new one, as long as the table has room.
+        (rc == 0).then_some(key)
+    })
 }
 
-/// Runs when an initial thread exits: gives its reserved workers back to the pool.
-struct RootExit;
+/// The end of an initial thread: see [`ThreadDesc::end_initial`].
+extern "C" fn initial_thread_ended(p: *mut libc::c_void) {
+    // SAFETY: the key's value is the ending thread's own descriptor (`register_initial`),
+    // which is never freed.
+    if let Some(desc) = unsafe { (p as *const ThreadDesc).as_ref() } {
+        desc.end_initial();
+    }
+}
 
-impl Drop for RootExit {
-    fn drop(&mut self) {
-        let p = current::get();
-        // SAFETY: descriptors are never freed; this is the owning thread, at its exit.
-        if let Some(desc) = unsafe { p.as_ref() } {
-            let rt = Runtime::get();
-            desc.release_hot_teams(rt);
-            rt.adjust_busy(-1);
+/// Why no worker could be started.
+#[derive(Debug)]
+pub enum SpawnError {
+    /// As many threads use the runtime as it runs at once ([`Runtime::thread_limit`]).
+    TableFull,
+    /// The system refused a thread (limits on processes or memory).
+    System(std::io::Error),
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpawnError::TableFull => write!(
+                f,
+                "{} threads use the runtime already, the most it runs at once",
+                Runtime::get().thread_limit()
+            ),
+            SpawnError::System(e) => write!(f, "the system refused a new thread: {e}"),
         }
     }
 }
@@ -345,24 +413,26 @@ impl Thread {
     fn register_initial() -> Thread {
         let rt = Runtime::get();
         // Left when the thread's trace stream closes, at the thread's end or the process's
-        // exit: the outermost state, which the closer ends last. (Not in `RootExit`: `exit`
-        // called inside a region runs it with the region's states still open.) The first
-        // thread enters it as its initialisation of the runtime ends.
+        // exit: the outermost state, which the closer ends last. (Not at the thread's end in
+        // the runtime: `exit` called inside a region ends it with the region's states still
+        // open.) The first thread enters it as its initialisation of the runtime ends.
         oxiomp_instrument::attached_enter();
-        let s = rt.settings();
-        let desc = ThreadDesc::leak_new(1, s.icvs);
-        let gtid = desc.register(rt);
-        let root_team = Box::leak(Team::new_root(gtid, &desc.cg_threads));
-        let ctx = desc.ctx();
-        ctx.team = root_team;
-        ctx.task = root_team.implicit_task(0);
-        ctx.rng ^= gtid as u32;
-        // With binding requested, an initial thread starts on the first place of its partition.
-        if ctx.icvs.bind != ProcBind::False {
-            ctx.bind(ctx.icvs.partition_start);
-        }
+        let desc = match rt.take_ended() {
+            Some(d) => d,
+            None => ThreadDesc::leak_registered(1, rt).unwrap_or_else(|| {
+                crate::stderr_line(format_args!(
+                    "oxiomp: error: more than {} threads use OpenMP at once; cannot continue",
+                    crate::registry::MAX_THREADS
+                ));
+                std::process::abort()
+            }),
+        };
+        desc.start_initial(rt);
         current::set(desc);
-        ROOT_EXIT.with(|_| {});
+        if let Some(key) = end_key() {
+            // SAFETY: a key this library created; the value is a descriptor, never freed.
+            unsafe { libc::pthread_setspecific(key, desc as *const ThreadDesc as *const libc::c_void) };
+        }
         rt.adjust_busy(1);
         Thread { desc, _not_send: std::marker::PhantomData }
     }
@@ -436,28 +506,20 @@ impl Thread {
 }
 
 impl ThreadDesc {
-    /// Registers a new descriptor with the runtime and gives it its gtid, and its task
-    /// numbers their base. Called once, by the thread the descriptor is for (the initial
-    /// thread) or before that thread starts (a worker), before the descriptor is shared beyond
-    /// the registry.
-    fn register(&'static self, rt: &Runtime) -> i32 {
-        let gtid = rt.register(self);
-        // SAFETY: not yet shared with anyone else (the thread does not run yet, or is the
-        // caller; no team holds it): gtid is written once, before publication through the
-        // current-thread slot or a team. Only the registry's table has the pointer, under the
-        // gtid nobody has been told yet.
-        unsafe { (*(self as *const ThreadDesc as *mut ThreadDesc)).gtid = gtid };
-        // The thread does not run yet, or is the caller: the only access to its context.
-        self.ctx().last_task_id = (gtid as u64) << 40;
-        gtid
+    /// A new descriptor under a new gtid, recorded in the registry's table (None when the
+    /// table is full). Its task numbers start at the gtid's base.
+    fn leak_registered(is_initial: u32, rt: &Runtime) -> Option<&'static ThreadDesc> {
+        let limit = if is_initial == 1 { crate::registry::MAX_THREADS as u32 } else { rt.thread_limit() };
+        rt.register_new(limit, |gtid| ThreadDesc::leak_new(gtid, is_initial, rt.settings().icvs))
     }
 
-    fn leak_new(is_initial: u32, icvs: Icvs) -> &'static ThreadDesc {
+    fn leak_new(gtid: i32, is_initial: u32, icvs: Icvs) -> &'static ThreadDesc {
+        let mut ctx = Context::new(icvs);
+        ctx.last_task_id = (gtid as u64) << 40;
         Box::leak(Box::new(ThreadDesc {
-            gtid: -1,
-            // SAFETY: gettid has no preconditions.
-            os_tid: AtomicI32::new(if is_initial == 1 { unsafe { libc::gettid() } } else { 0 }),
-            is_initial,
+            gtid,
+            os_tid: AtomicI32::new(0),
+            is_initial: AtomicU32::new(is_initial),
             state: AtomicU32::new(ThreadState::Work as u32),
             go: CachePadded::new(Mailbox {
                 epoch: EpochFlag::new(0),
@@ -468,36 +530,7 @@ impl ThreadDesc {
                 help_team: AtomicPtr::new(std::ptr::null_mut()),
                 helping: AtomicBool::new(false),
             }),
-            ctx: UnsafeCell::new(Context {
-                team: std::ptr::null(),
-                tid: 0,
-                icvs,
-                place: None,
-                hot: Vec::new(),
-                serial: Vec::new(),
-                serial_saved: Vec::new(),
-                push_nthreads: 0,
-                push_bind: None,
-                push_teams: (0, 0),
-                singles: 0,
-                cursor: Default::default(),
-                chunk_open: false,
-                loop_open: false,
-                ws_count: 0,
-                sections_open: false,
-                doacross: None,
-                task: std::ptr::null(),
-                tsc: std::ptr::null(),
-                rerun: std::ptr::null(),
-                at_barrier: false,
-                icv_save: std::ptr::null(),
-                rng: 0x9e37_79b9,
-                heap_refused: Default::default(),
-                dep_scratch: Vec::new(),
-                detach: Default::default(),
-                last_task_id: 0,
-                last_affinity: None,
-            }),
+            ctx: UnsafeCell::new(ctx),
             cg_threads: AtomicU32::new(1),
             task_cache: crate::task::BlockCache::new(),
             thread: parking_lot::Mutex::new(None),
@@ -510,6 +543,65 @@ impl ThreadDesc {
         // its own worker loop / exit handler), and no reference from an earlier call is held
         // across a call that could re-enter: the runtime copies out what it needs.
         unsafe { &mut *self.ctx.get() }
+    }
+
+    /// Sets the descriptor up for the initial thread calling this (a new descriptor, or one an
+    /// ended initial thread left): a fresh context (what outlives a thread is kept: the root
+    /// team's memory, the serialized regions' teams, the task numbers given out), its root
+    /// team reset, the thread's id recorded last (see `Runtime`'s note for debuggers).
+    fn start_initial(&'static self, rt: &Runtime) {
+        let ctx = self.ctx();
+        let icvs = rt.settings().icvs;
+        let serial = std::mem::take(&mut ctx.serial);
+        let (last_task_id, rng, root) = (ctx.last_task_id, ctx.rng, ctx.root_team);
+        *ctx = Context::new(icvs);
+        ctx.serial = serial;
+        ctx.last_task_id = last_task_id;
+        ctx.rng = (rng ^ self.gtid as u32).max(1);
+        let root: &'static mut Team = if root.is_null() {
+            Box::leak(Team::new_root(self.gtid, &self.cg_threads))
+        } else {
+            // SAFETY: the root team belongs to this descriptor; the thread that used it ended
+            // (`end_initial`) with every region of it over, and nothing else keeps a reference
+            // to an ended thread's root team.
+            let root = unsafe { &mut *root };
+            root.reset_root(self.gtid, &self.cg_threads);
+            root
+        };
+        ctx.root_team = root;
+        ctx.team = root;
+        ctx.task = root.implicit_task(0);
+        // With binding requested, an initial thread starts on the first place of its partition.
+        if ctx.icvs.bind != ProcBind::False {
+            ctx.bind(ctx.icvs.partition_start);
+        }
+        // Relaxed: a debugger reads these of a stopped process; the registry's lock orders
+        // them for the next thread the descriptor serves.
+        self.cg_threads.store(1, Ordering::Relaxed);
+        self.state.store(ThreadState::Work as u32, Ordering::Relaxed);
+        // SAFETY: gettid has no preconditions.
+        self.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    }
+
+    /// The initial thread this descriptor serves ends (the pthread key's destructor, on that
+    /// thread): its workers go back to the pool, and unless it is the process's first thread
+    /// (whose threadprivate copies are the variables themselves) its threadprivate copies
+    /// are destroyed and the descriptor waits for the next initial thread. The thread's slot
+    /// is emptied first: should it call the runtime again (a later destructor), it registers
+    /// anew.
+    fn end_initial(&'static self) {
+        let rt = Runtime::get();
+        self.release_hot_teams(rt);
+        rt.adjust_busy(-1);
+        if self.gtid == 0 {
+            return;
+        }
+        crate::threadprivate::thread_ended(self.gtid);
+        current::clear();
+        // Relaxed: see `start_initial`.
+        self.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
+        self.os_tid.store(0, Ordering::Relaxed);
+        rt.thread_ended(self);
     }
 
     /// Hands the worker its next implicit task (called by the owning master, the worker idle).
@@ -545,6 +637,35 @@ impl ThreadDesc {
         ran
     }
 
+    /// Whether the descriptor is an initial thread's.
+    pub fn is_initial(&self) -> bool {
+        // Relaxed: changes only in a fork's child, where this is the only thread.
+        self.is_initial.load(Ordering::Relaxed) == 1
+    }
+
+    /// In the child of a fork, on the forking thread (the only one left): its teams are
+    /// forgotten (their workers are gone); if it forked inside a region, or is a worker, it
+    /// becomes the initial thread of a fresh runtime: level 0, a root team of its own, the
+    /// settings' ICVs, as libomp's child does. (The child must not return from the region
+    /// it forked in: the region's other threads are not there to end it.) Otherwise it goes
+    /// on as it was, with the ICVs it had.
+    pub(crate) fn restart_in_fork_child(&'static self, rt: &Runtime) {
+        self.forget_after_fork(&mut Vec::new());
+        let me = Thread { desc: self, _not_send: std::marker::PhantomData };
+        if self.is_initial() && me.outside_regions() {
+            return;
+        }
+        // The region's frames on this thread's stack still point at these teams.
+        self.forget_all_teams_after_fork();
+        // Relaxed: see `is_initial`.
+        self.is_initial.store(1, Ordering::Relaxed);
+        self.start_initial(rt);
+        if let Some(key) = end_key() {
+            // SAFETY: as in `register_initial`.
+            unsafe { libc::pthread_setspecific(key, self as *const ThreadDesc as *const libc::c_void) };
+        }
+    }
+
     /// Withdraws the team this worker may help (its tasks are all complete) and waits until
     /// the worker no longer looks at it.
     pub(crate) fn stop_helping(&self) {
@@ -577,6 +698,17 @@ impl ThreadDesc {
         }
     }
 
+    /// In the child of a fork, for a descriptor whose thread is not there (or the forking
+    /// thread, restarting): forgets every team it holds, its root and serialized regions' too,
+    /// without freeing them (see `forget_after_fork`): a new thread the descriptor serves
+    /// gets new ones.
+    pub(crate) fn forget_all_teams_after_fork(&self) {
+        self.forget_after_fork(&mut Vec::new());
+        let ctx = self.ctx();
+        std::mem::forget(std::mem::take(&mut ctx.serial));
+        ctx.root_team = std::ptr::null_mut();
+    }
+
     /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
     pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool, spinning: &mut bool) {
         self.joined.epoch.wait_reach_helping(e, help, spinning);
@@ -585,13 +717,13 @@ impl ThreadDesc {
 
 /// Starts a worker thread and returns its descriptor (the thread waits for work): on the
 /// descriptor of a worker whose thread ended (`omp_pause_resource`, or a fork's child), or on a
-/// new one.
-pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
-    let desc = rt.take_retired().unwrap_or_else(|| {
-        let desc = ThreadDesc::leak_new(0, rt.settings().icvs);
-        desc.register(rt);
-        desc
-    });
+/// new one. Fails when the table is full or the system refuses the thread (the descriptor
+/// then waits for the next worker started).
+pub(crate) fn spawn_worker(rt: &'static Runtime) -> Result<&'static ThreadDesc, SpawnError> {
+    let desc = match rt.take_retired() {
+        Some(d) => d,
+        None => ThreadDesc::leak_registered(0, rt).ok_or(SpawnError::TableFull)?,
+    };
     // The epoch the thread waits beyond: read before the caller can assign work (after this
     // returns), which advances it.
     let base = desc.go.epoch.load();
@@ -603,13 +735,15 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> &'static ThreadDesc {
         .stack_size(rt.worker_stacksize())
         .spawn(move || worker_main(desc, base, creator));
     match spawned {
-        Ok(h) => *desc.thread.lock() = Some(h),
+        Ok(h) => {
+            *desc.thread.lock() = Some(h);
+            Ok(desc)
+        }
         Err(e) => {
-            crate::stderr_line(format_args!("oxiomp: error: cannot start worker thread {gtid}: {e}"));
-            std::process::abort();
+            rt.retire(desc);
+            Err(SpawnError::System(e))
         }
     }
-    desc
 }
 
 /// Asks idle worker `w` (reserved by the caller: in no team, out of the pool) to end its

@@ -12,8 +12,9 @@
 //! first, unless a thread may still be using them: the exiting thread or another initial
 //! thread is inside a parallel region. Worker threads live until then (a pause ends their
 //! threads but keeps their copies for the workers the next region starts on the same
-//! descriptors). A forked child does not destroy the copies it inherited: they are the
-//! parent's objects.
+//! descriptors). An initial thread's copies are destroyed and freed when the thread ends (its
+//! gtid then serves the next initial thread, which starts with copies of its own). A forked
+//! child does not destroy the copies it inherited: they are the parent's objects.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -36,15 +37,19 @@ pub(crate) struct Record {
     dtor: Option<Dtor>,
 }
 
-/// The variables the runtime has seen, and the copies still to be destroyed at exit.
+/// The variables the runtime has seen, their tables, and the copies still to be destroyed.
 pub(crate) struct Registry {
     vars: Option<HashMap<usize, Record>>,
-    /// Copies of variables with a destructor (the copy's address), in the order they were
-    /// made.
-    doomed: Vec<(Dtor, usize)>,
+    /// Copies of variables with a destructor (the copy's address, its thread's gtid), in the
+    /// order they were made.
+    doomed: Vec<(Dtor, usize, i32)>,
+    /// Every table installed (its address, and the variable's size: that of each copy in it),
+    /// recorded before it is published.
+    tables: Vec<(usize, usize)>,
 }
 
-pub(crate) static RECORDS: ForkLock<Registry> = ForkLock::new(Registry { vars: None, doomed: Vec::new() });
+pub(crate) static RECORDS: ForkLock<Registry> =
+    ForkLock::new(Registry { vars: None, doomed: Vec::new(), tables: Vec::new() });
 
 /// How a thread's copy of a variable starts.
 enum Init {
@@ -94,7 +99,7 @@ pub unsafe fn cached(gtid: i32, data: *mut c_void, size: usize, cache: *mut *mut
     if !p.is_null() {
         return p;
     }
-    let copy = if gtid == 0 { data } else { make_copy(data, size) };
+    let copy = if gtid == 0 { data } else { make_copy(data, size, gtid) };
     entry.store(copy, Ordering::Release);
     copy
 }
@@ -102,12 +107,16 @@ pub unsafe fn cached(gtid: i32, data: *mut c_void, size: usize, cache: *mut *mut
 #[cold]
 fn install_table(slot: &AtomicPtr<c_void>, data: *mut c_void, size: usize) -> *mut c_void {
     record_image(data, size);
-    let fresh: Box<Table> = (0..MAX_THREADS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+    let fresh = crate::registry::zeroed_table::<c_void>(MAX_THREADS);
     let fresh = Box::into_raw(fresh) as *mut AtomicPtr<c_void> as *mut c_void;
+    // Recorded before it is published: a thread that finds the table in the slot finds it in
+    // the list when it ends (`thread_ended`).
+    RECORDS.lock().tables.push((fresh as usize, size));
     // AcqRel: publish our table, or acquire the one another thread installed first.
     match slot.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => fresh,
         Err(theirs) => {
+            RECORDS.lock().tables.retain(|&(t, _)| t != fresh as usize);
             // SAFETY: `fresh` came from Box::into_raw just above and was never shared.
             drop(unsafe {
                 Box::from_raw(std::ptr::slice_from_raw_parts_mut(
@@ -120,9 +129,14 @@ fn install_table(slot: &AtomicPtr<c_void>, data: *mut c_void, size: usize) -> *m
     }
 }
 
+/// The layout of a copy of a variable of `size` bytes.
+fn copy_layout(size: usize) -> std::alloc::Layout {
+    std::alloc::Layout::from_size_align(size.max(1), 16).expect("threadprivate size")
+}
+
 #[cold]
-fn make_copy(data: *mut c_void, size: usize) -> *mut c_void {
-    let layout = std::alloc::Layout::from_size_align(size.max(1), 16).expect("threadprivate size");
+fn make_copy(data: *mut c_void, size: usize, gtid: i32) -> *mut c_void {
+    let layout = copy_layout(size);
     // SAFETY: the layout has a non-zero size.
     let copy = unsafe { std::alloc::alloc_zeroed(layout) } as *mut c_void;
     if copy.is_null() {
@@ -157,9 +171,51 @@ fn make_copy(data: *mut c_void, size: usize) -> *mut c_void {
         None => {}
     }
     if let Some(d) = dtor {
-        RECORDS.lock().doomed.push((d, copy as usize));
+        RECORDS.lock().doomed.push((d, copy as usize, gtid));
     }
     copy
+}
+
+/// Initial thread `gtid` ended: its copies are destroyed (the newest first) and freed, and its
+/// entries emptied, so that the next initial thread given the gtid makes copies of its own.
+/// Called on the ending thread, the only one that writes its entries.
+pub(crate) fn thread_ended(gtid: i32) {
+    let (copies, dtors) = {
+        let mut g = RECORDS.lock();
+        let mut copies = Vec::new();
+        for &(table, size) in &g.tables {
+            // SAFETY: a recorded table is a leaked `[AtomicPtr; MAX_THREADS]` (it is dropped
+            // from the list before it is freed, by the thread that made it, unpublished).
+            let table: &Table =
+                unsafe { std::slice::from_raw_parts(table as *const AtomicPtr<c_void>, MAX_THREADS) };
+            if let Some(entry) = table.get(gtid as usize) {
+                // Relaxed: only this thread writes its entry.
+                let p = entry.swap(std::ptr::null_mut(), Ordering::Relaxed);
+                if !p.is_null() {
+                    copies.push((p, size));
+                }
+            }
+        }
+        let mut dtors = Vec::new();
+        g.doomed.retain(|&(d, copy, owner)| {
+            let mine = owner == gtid;
+            if mine {
+                dtors.push((d, copy));
+            }
+            !mine
+        });
+        (copies, dtors)
+    };
+    // Outside the lock: a destructor may use threadprivate variables.
+    for &(dtor, copy) in dtors.iter().rev() {
+        // SAFETY: as in `destroy_copies`; the copy is this thread's, which uses it no more.
+        unsafe { dtor(copy as *mut c_void) };
+    }
+    for (copy, size) in copies {
+        // SAFETY: made by `make_copy` with this layout, taken out of its table above, and
+        // never referenced by the runtime again.
+        unsafe { std::alloc::dealloc(copy as *mut u8, copy_layout(size)) };
+    }
 }
 
 /// Runs the registered destructors on the copies made so far, the newest first (a copy's
@@ -168,7 +224,7 @@ fn make_copy(data: *mut c_void, size: usize) -> *mut c_void {
 /// copies' memory stays (this runs as the process ends).
 pub fn destroy_copies() -> usize {
     let doomed = std::mem::take(&mut RECORDS.lock().doomed);
-    for &(dtor, copy) in doomed.iter().rev() {
+    for &(dtor, copy, _) in doomed.iter().rev() {
         // SAFETY: the destructor was registered for this variable's type, and `copy` is a
         // copy of it that its constructor (or the image) initialised, destroyed only here.
         unsafe { dtor(copy as *mut c_void) };
@@ -191,7 +247,7 @@ pub fn destroy_copies_at_exit() {
         .filter_map(|g| rt.thread(g))
         // Acquire: pairs with the Release of a join's give-back, so the region's uses of the
         // copies happen before their destruction.
-        .all(|d| d.is_initial == 0 || d.cg_threads.load(Ordering::Acquire) == 1);
+        .all(|d| !d.is_initial() || d.cg_threads.load(Ordering::Acquire) == 1);
     if me_outside && roots_idle {
         destroy_copies();
     }

@@ -143,7 +143,11 @@ impl TaskPool {
             *rng ^= *rng >> 17;
             *rng ^= *rng << 5;
             let start = *rng % n;
-            for k in 0..n {
+            // At most MAX_VICTIMS victims a call, from a random one on: in a large team, a
+            // waiting thread polls here between its polls of what it waits for, and a look at
+            // every deque would make each poll cost the team's size. Nothing is lost by it: a
+            // thread parks only once `has_work` looked at every queue.
+            for k in 0..n.min(MAX_VICTIMS + 1) {
                 let v = (start + k) % n;
                 if v == tid {
                     continue;
@@ -228,6 +232,9 @@ impl TaskPool {
         }
     }
 }
+
+/// The most deques one `take` looks at for a task to steal.
+const MAX_VICTIMS: u32 = 32;
 
 /// Tasks a thief takes at once (from a deque at most half of it, from the injector what its
 /// current block holds, up to this limit): one runs, the others go to the thief's own deque,
