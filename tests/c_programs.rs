@@ -279,6 +279,7 @@ c_tests! {
     pause_resource_ours,
     places,
     places_explicit,
+    places_huge,
     proc_bind_places,
     proc_bind_push,
     pthreads,

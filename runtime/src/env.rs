@@ -253,7 +253,15 @@ pub fn read(src: &dyn Source) -> Settings {
         .unwrap_or(i32::MAX as u32);
     let bind_list = r.read("OMP_PROC_BIND", "false", parse_bind_list);
     let places_text = src.get("OMP_PLACES");
-    let places = r.read("OMP_PLACES", "cores", |s| places::parse_places(s, &mask));
+    let places = r.read("OMP_PLACES", "cores", |s| places::parse_places(s, &mask)).map(|p| {
+        if let Some(note) = p.note() {
+            r.warnings.push(format!(
+                "oxiomp: warning: OMP_PLACES='{}': {note}",
+                places_text.as_deref().unwrap_or_default()
+            ));
+        }
+        p.list
+    });
     let run_sched = r.read("OMP_SCHEDULE", "static", parse_schedule).unwrap_or_default();
     let stacksize = r
         .read("OMP_STACKSIZE", "4M", parse_size)

@@ -206,9 +206,54 @@ pub fn default_places(mask: &[u32]) -> PlaceList {
     PlaceList { places: abstract_places("cores", mask).unwrap_or_default() }
 }
 
+/// The number of CPU ids the machine has (ids `0..n`, online or not): at least one more than
+/// the highest CPU of `mask`, at most what a CPU set holds.
+pub fn machine_cpus(mask: &[u32]) -> u32 {
+    let conf = AffinityMask::max_proc().max(1) as u32;
+    conf.max(mask.iter().max().map_or(0, |&m| m + 1)).min(libc::CPU_SETSIZE as u32)
+}
+
+/// What parsing OMP_PLACES found: the place list, and the CPU ids it named that the machine
+/// does not have (ignored; how many, and the first few).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ParsedPlaces {
+    pub list: PlaceList,
+    pub missing: u64,
+    pub missing_first: Vec<i64>,
+    /// Places beyond the machine's CPU count (copies of others) were dropped.
+    pub truncated: bool,
+}
+
+impl ParsedPlaces {
+    /// The warning to give about what was ignored, if anything was.
+    pub fn note(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.missing > 0 {
+            let first: Vec<String> = self.missing_first.iter().map(|c| c.to_string()).collect();
+            let more = if self.missing > first.len() as u64 { ", ..." } else { "" };
+            parts.push(format!(
+                "ignoring {} CPU id(s) this machine does not have ({}{more})",
+                self.missing,
+                first.join(", ")
+            ));
+        }
+        if self.truncated {
+            parts.push("ignoring the places beyond one per CPU of the machine".to_string());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
 /// Parses OMP_PLACES against the process mask. Explicit places are cut down to the CPUs in
-/// `mask`; places left empty are dropped. An error names what is wrong.
-pub fn parse_places(text: &str, mask: &[u32]) -> Result<PlaceList, String> {
+/// `mask` (CPU ids the machine does not have are reported in the result); places left empty
+/// are dropped. An error names what is wrong. Time and memory depend on the machine's CPU
+/// count and the text's length, not on the numbers written (`{0:4000000000}` lists the
+/// machine's CPUs, it does not expand four billion ids).
+pub fn parse_places(text: &str, mask: &[u32]) -> Result<ParsedPlaces, String> {
+    parse_places_on(text, mask, machine_cpus(mask))
+}
+
+fn parse_places_on(text: &str, mask: &[u32], ncpus: u32) -> Result<ParsedPlaces, String> {
     let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     if t.is_empty() {
         return Err("empty value".into());
@@ -229,12 +274,16 @@ pub fn parse_places(text: &str, mask: &[u32]) -> Result<PlaceList, String> {
         if let Some(c) = count {
             places.truncate(c);
         }
-        return Ok(PlaceList { places });
+        return Ok(ParsedPlaces { list: PlaceList { places }, ..Default::default() });
     }
     if !t.starts_with('{') && !t.starts_with('!') {
         return Err(format!("unknown place name '{name}'"));
     }
+    let mut missing = Missing::default();
+    // The places as written (CPU ids the machine has), in order; at most one per CPU id of
+    // the machine (more would repeat places: the rest are dropped, with a note).
     let mut places: Vec<Vec<u32>> = Vec::new();
+    let mut truncated = false;
     let mut rest = t.as_str();
     loop {
         let exclude = rest.starts_with('!');
@@ -245,7 +294,7 @@ pub fn parse_places(text: &str, mask: &[u32]) -> Result<PlaceList, String> {
         if !rest.starts_with('{') {
             return Err(format!("expected '{{' at '{rest}'"));
         }
-        let place = parse_resource_list(&rest[1..body_end])?;
+        let place = parse_resource_list(&rest[1..body_end], ncpus, &mut missing)?;
         rest = &rest[body_end + 1..];
         // an optional interval ":len[:stride]" replicates the place
         let mut len = 1i64;
@@ -262,13 +311,44 @@ pub fn parse_places(text: &str, mask: &[u32]) -> Result<PlaceList, String> {
             }
             rest = &r[end..];
         }
+        // Copies k = 0.. of the place shifted by k * stride, as long as some of its CPUs
+        // exist: a place shifted entirely off the machine stays off it (its CPUs are
+        // reported as missing without being listed one by one).
+        let (lo, hi) = (place.iter().min().copied(), place.iter().max().copied());
         for k in 0..len {
-            let shifted: Vec<u32> =
-                place.iter().filter_map(|&c| u32::try_from(c as i64 + k * stride).ok()).collect();
+            let shift = k.saturating_mul(stride);
+            let on_machine = |c: u32| {
+                let s = (c as i64).saturating_add(shift);
+                (s >= 0 && s < ncpus as i64).then_some(s as u32)
+            };
+            let shifted: Vec<u32> = place.iter().filter_map(|&c| on_machine(c)).collect();
+            if shifted.len() < place.len() {
+                let gone = place.iter().map(|&c| (c as i64).saturating_add(shift));
+                missing.add(gone.filter(|&s| s < 0 || s >= ncpus as i64));
+            }
+            let off = match (lo, hi) {
+                (Some(lo), Some(hi)) => {
+                    (stride > 0 && lo as i64 + shift >= ncpus as i64) || (stride < 0 && hi as i64 + shift < 0)
+                }
+                _ => true,
+            };
+            if off && k > 0 {
+                // Every later copy is further off: count them without listing.
+                let later = ((len - k - 1) as u64).saturating_mul(place.len() as u64);
+                missing.count = missing.count.saturating_add(later);
+                break;
+            }
             if exclude {
                 places.retain(|p| *p != shifted);
-            } else {
+                if stride == 0 {
+                    // Every copy is this one.
+                    break;
+                }
+            } else if places.len() < ncpus as usize {
                 places.push(shifted);
+            } else {
+                truncated = true;
+                break;
             }
         }
         match rest.strip_prefix(',') {
@@ -290,15 +370,41 @@ pub fn parse_places(text: &str, mask: &[u32]) -> Result<PlaceList, String> {
     if places.is_empty() {
         return Err("no place contains a CPU this process may use".into());
     }
-    Ok(PlaceList { places })
+    Ok(ParsedPlaces {
+        list: PlaceList { places },
+        missing: missing.count,
+        missing_first: missing.first,
+        truncated,
+    })
+}
+
+/// CPU ids named that the machine does not have: how many, and the first few.
+#[derive(Default)]
+struct Missing {
+    count: u64,
+    first: Vec<i64>,
+}
+
+impl Missing {
+    const SHOWN: usize = 4;
+
+    fn add(&mut self, ids: impl Iterator<Item = i64>) {
+        for id in ids {
+            self.count = self.count.saturating_add(1);
+            if self.first.len() < Self::SHOWN {
+                self.first.push(id);
+            }
+        }
+    }
 }
 
 fn parse_int(s: &str) -> Result<i64, String> {
     s.parse().map_err(|_| format!("bad number '{s}'"))
 }
 
-/// `res[:len[:stride]]` items separated by commas, `!res` excluding.
-fn parse_resource_list(s: &str) -> Result<Vec<u32>, String> {
+/// `res[:len[:stride]]` items separated by commas, `!res` excluding: the CPU ids (below
+/// `ncpus`) they name; ids at or above it are counted in `missing`, not listed.
+fn parse_resource_list(s: &str, ncpus: u32, missing: &mut Missing) -> Result<Vec<u32>, String> {
     let mut out: Vec<u32> = Vec::new();
     for item in s.split(',') {
         let (exclude, item) = match item.strip_prefix('!') {
@@ -315,14 +421,30 @@ fn parse_resource_list(s: &str) -> Result<Vec<u32>, String> {
         if start < 0 || len <= 0 || (exclude && nums.len() > 1) {
             return Err(format!("bad resource '{item}'"));
         }
-        for k in 0..len {
-            let c = start + k * stride;
-            let c = u32::try_from(c).map_err(|_| format!("bad resource '{item}'"))?;
-            if exclude {
-                out.retain(|&x| x != c);
-            } else {
-                out.push(c);
+        // The ids start + k * stride for k < len that are on the machine: k runs only as far
+        // as they can be (at most `ncpus` steps, whatever len says).
+        let n = ncpus as i64;
+        let mut k = 0i64;
+        while k < len {
+            let c = start.saturating_add(k.saturating_mul(stride));
+            if c < 0 || c >= n {
+                // Off the machine: this one and, the stride leading away, every later one.
+                let away = (c >= n && stride >= 0) || (c < 0 && stride <= 0);
+                if away {
+                    missing.add(std::iter::once(c));
+                    missing.count = missing.count.saturating_add((len - k - 1) as u64);
+                    break;
+                }
+                missing.add(std::iter::once(c));
+            } else if exclude {
+                out.retain(|&x| x != c as u32);
+            } else if !out.contains(&(c as u32)) {
+                out.push(c as u32);
             }
+            if stride == 0 {
+                break;
+            }
+            k += 1;
         }
     }
     Ok(out)
@@ -381,19 +503,47 @@ mod tests {
     #[test]
     fn explicit_places() {
         let mask: Vec<u32> = (0..8).collect();
-        let p = parse_places("{0,1},{2:2},{4:2:2}", &mask).unwrap();
-        assert_eq!(p.places, vec![vec![0, 1], vec![2, 3], vec![4, 6]]);
-        let p = parse_places("{0}:4:2", &mask).unwrap();
-        assert_eq!(p.places, vec![vec![0], vec![2], vec![4], vec![6]]);
-        let p = parse_places("{0:4,!1}", &mask).unwrap();
-        assert_eq!(p.places, vec![vec![0, 2, 3]]);
-        let p = parse_places("{0},{1},{9}", &[1]).unwrap();
-        assert_eq!(p.places, vec![vec![1]], "places are cut down to the mask");
-        assert_eq!(parse_places("threads(2)", &mask).unwrap().places, vec![vec![0], vec![1]]);
-        assert_eq!(parse_places(" THREADS ", &[3]).unwrap().places, vec![vec![3]]);
-        for bad in ["", "{0", "{a}", "{0}:0", "bogus", "threads(0)", "{0},,", "{7}"] {
-            assert!(parse_places(bad, &[0, 1]).is_err(), "{bad:?} accepted");
+        let parse = |t: &str, mask: &[u32]| parse_places_on(t, mask, 16).map(|p| p.list.places);
+        assert_eq!(parse("{0,1},{2:2},{4:2:2}", &mask).unwrap(), vec![vec![0, 1], vec![2, 3], vec![4, 6]]);
+        assert_eq!(parse("{0}:4:2", &mask).unwrap(), vec![vec![0], vec![2], vec![4], vec![6]]);
+        assert_eq!(parse("{0:4,!1}", &mask).unwrap(), vec![vec![0, 2, 3]]);
+        assert_eq!(parse("{3:3:-1}", &mask).unwrap(), vec![vec![1, 2, 3]]);
+        assert_eq!(parse("{6,7}:3:-2", &mask).unwrap(), vec![vec![6, 7], vec![4, 5], vec![2, 3]]);
+        assert_eq!(parse("{0},{1},{9}", &[1]).unwrap(), vec![vec![1]], "places are cut down to the mask");
+        assert_eq!(parse("{0}:4:1,!{1}:2", &mask).unwrap(), vec![vec![0], vec![3]]);
+        assert_eq!(parse("threads(2)", &mask).unwrap(), vec![vec![0], vec![1]]);
+        assert_eq!(parse(" THREADS ", &[3]).unwrap(), vec![vec![3]]);
+        for bad in ["", "{0", "{a}", "{0}:0", "bogus", "threads(0)", "{0},,", "{7}", "{99999999999999999999}"]
+        {
+            assert!(parse(bad, &[0, 1]).is_err(), "{bad:?} accepted");
         }
+    }
+
+    /// CPU ids the machine does not have are counted and named (the first few), never
+    /// listed one by one: huge lengths and intervals cost no more than the machine's CPUs.
+    #[test]
+    fn ids_beyond_the_machine() {
+        let mask: Vec<u32> = (0..4).collect();
+        let p = parse_places_on("{0:100000000}", &mask, 4).unwrap();
+        assert_eq!(p.list.places, vec![vec![0, 1, 2, 3]]);
+        assert_eq!((p.missing, p.missing_first.clone(), p.truncated), (100_000_000 - 4, vec![4], false));
+        assert!(
+            p.note().unwrap().contains("ignoring 99999996 CPU id(s) this machine does not have (4, ...)")
+        );
+        let p = parse_places_on("{0:4000000000}", &mask, 4).unwrap();
+        assert_eq!((p.list.places.len(), p.missing), (1, 4_000_000_000 - 4));
+        let p = parse_places_on("{0:2}:100000000:1", &mask, 4).unwrap();
+        assert_eq!(p.list.places, vec![vec![0, 1], vec![1, 2], vec![2, 3], vec![3]]);
+        assert_eq!(p.missing, 1 + 2 * (100_000_000 - 4), "{p:?}");
+        let p = parse_places_on("{0}:100000000:0", &mask, 4).unwrap();
+        assert_eq!(p.list.places, vec![vec![0]; 4], "copies of one place, one per CPU at most");
+        assert!(p.truncated && p.note().unwrap().contains("beyond one per CPU"));
+        let p = parse_places_on("{1},{6},{9:2}", &mask, 8).unwrap();
+        assert_eq!((p.list.places.clone(), p.missing, p.missing_first.clone()), (vec![vec![1]], 2, vec![9]));
+        let p = parse_places_on("{0:4}", &mask, 4).unwrap();
+        assert_eq!(p.note(), None, "nothing to say about ids the machine has");
+        let p = parse_places_on("{3:100000000:-1}", &mask, 4).unwrap();
+        assert_eq!((p.list.places.clone(), p.missing), (vec![vec![0, 1, 2, 3]], 100_000_000 - 4));
     }
 
     #[test]
