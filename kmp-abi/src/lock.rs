@@ -34,9 +34,13 @@ fn simple<'a>(call: &str, lock: *mut OmpLock) -> &'a LockWord {
 }
 
 fn nest<'a>(call: &str, lock: *mut OmpNestLock) -> &'a NestLock {
-    // SAFETY: the program passes the address of its omp_nest_lock_t, which holds the pointer
-    // omp_init_nest_lock stored (a leaked Box, freed only by omp_destroy_nest_lock).
-    let p = unsafe { lock.as_ref() }.copied().unwrap_or(std::ptr::null_mut());
+    if lock.is_null() {
+        fatal(call, "the lock pointer is null");
+    }
+    // SAFETY: the program passes the address of its omp_nest_lock_t (not null: checked),
+    // which holds the pointer omp_init_nest_lock stored (a leaked Box, freed only by
+    // omp_destroy_nest_lock).
+    let p = unsafe { *lock };
     // SAFETY: as above; null means never initialized (or destroyed).
     unsafe { p.as_ref() }.unwrap_or_else(|| fatal(call, "the lock is not initialized (or was destroyed)"))
 }

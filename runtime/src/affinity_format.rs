@@ -63,6 +63,9 @@ pub fn get() -> String {
 
 /// `omp_set_affinity_format`.
 pub fn set(format: &str) {
+    if let Some(w) = width_warning(format) {
+        crate::registry::warn(&format!("oxiomp: warning: omp_set_affinity_format: {w}"));
+    }
     *FORMAT.lock() = Some(format.to_string());
 }
 
@@ -149,31 +152,67 @@ pub(crate) fn cpu_list(cpus: &[u32]) -> String {
 /// Expands the fields of `format` with `value` (by long name).
 fn expand(format: &str, value: &dyn Fn(&str) -> String) -> String {
     let mut out = String::new();
+    walk(format, &mut |piece| match piece {
+        Piece::Text(t) => out += t,
+        Piece::Field(f) => out += &f.apply(&value(f.name)),
+    });
+    out
+}
+
+/// A piece of a format: plain text, or a field.
+enum Piece<'a> {
+    Text(&'a str),
+    Field(&'a Field),
+}
+
+/// Goes through `format`, piece by piece (`%%` is the text `%`).
+fn walk(format: &str, piece: &mut dyn FnMut(Piece)) {
     let mut rest = format;
     while let Some(p) = rest.find('%') {
-        out += &rest[..p];
+        piece(Piece::Text(&rest[..p]));
         let spec = &rest[p + 1..];
         if let Some(after) = spec.strip_prefix('%') {
-            out.push('%');
+            piece(Piece::Text("%"));
             rest = after;
             continue;
         }
         match parse_field(spec) {
-            Some((field, len)) => {
-                out += &field.apply(&value(field.name));
+            Some((f, len)) => {
+                piece(Piece::Field(&f));
                 rest = &spec[len..];
             }
             None => {
-                out.push('%');
+                piece(Piece::Text("%"));
                 rest = spec;
             }
         }
     }
-    out + rest
+    piece(Piece::Text(rest));
 }
 
-/// The widest field.
-const MAX_WIDTH: usize = 256;
+/// The widest a field is padded: a wider width is cut down to it (libomp pads to any width;
+/// a width in the millions would make every line that long).
+pub const MAX_WIDTH: usize = 256;
+
+/// The widest field width of `format` above [`MAX_WIDTH`], if any (for a warning).
+pub fn too_wide(format: &str) -> Option<usize> {
+    let mut widest = 0;
+    walk(format, &mut |piece| {
+        if let Piece::Field(f) = piece {
+            widest = widest.max(f.width);
+        }
+    });
+    (widest > MAX_WIDTH).then_some(widest)
+}
+
+/// The warning for a format with fields wider than [`MAX_WIDTH`], if it has any.
+pub fn width_warning(format: &str) -> Option<String> {
+    too_wide(format).map(|w| {
+        format!(
+            "a field is {w} characters wide; fields are padded to at most {MAX_WIDTH}, as wide as oxiomp pads"
+        )
+    })
+}
 
 /// The name (and value) of an unknown field type.
 const UNDEFINED: &str = "undefined";
@@ -187,7 +226,7 @@ struct Field {
 
 impl Field {
     fn apply(&self, v: &str) -> String {
-        let w = self.width;
+        let w = self.width.min(MAX_WIDTH);
         match (self.right, self.zero) {
             (false, _) => format!("{v:<w$}"),
             (true, false) => format!("{v:>w$}"),
@@ -213,9 +252,9 @@ fn parse_field(s: &str) -> Option<(Field, usize)> {
         i += 1;
     }
     let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-    // Widths are capped (a huge one would make every line that long).
-    let width =
-        if digits > 0 { s[i..i + digits].parse::<usize>().unwrap_or(MAX_WIDTH).min(MAX_WIDTH) } else { 0 };
+    // As written (the padding is capped: `Field::apply`); too many digits for a number: the
+    // largest.
+    let width = if digits > 0 { s[i..i + digits].parse::<usize>().unwrap_or(usize::MAX) } else { 0 };
     i += digits;
     let name = if b.get(i) == Some(&b'{') {
         let close = s[i..].find('}')?;
@@ -252,6 +291,10 @@ mod tests {
         assert_eq!(x("%{thread_num}/%{thread_affinity}"), "3/0-1");
         assert_eq!(x("%0.4a"), "-001");
         assert_eq!(x("%4000000000n").len(), MAX_WIDTH, "widths are capped");
+        assert_eq!(x("%99999999999999999999999n").len(), MAX_WIDTH);
+        assert_eq!(too_wide("%4000000000n %5n"), Some(4_000_000_000));
+        assert_eq!(too_wide("%256n %.3{thread_num}"), None);
+        assert!(width_warning("%0.300n").unwrap().contains("300 characters wide"));
         assert_eq!(x("100%% %q %{nope} %{open %"), "100% undefined undefined %{open %");
         assert_eq!(x("%L %N %t %T"), "NESTING_LEVEL NUM_THREADS TEAM_NUM NUM_TEAMS");
     }

@@ -429,12 +429,21 @@ pub fn parse_env(s: &str) -> Result<Handle, String> {
     if let Some(&(h, _)) = PREDEFINED.iter().find(|&&(_, n)| n.eq_ignore_ascii_case(s)) {
         return Ok(h);
     }
-    let (space, traits) = s.split_once(':').unwrap_or((s, ""));
+    let (space, traits) = match s.split_once(':') {
+        Some((space, traits)) if traits.trim().is_empty() => {
+            return Err(format!("no traits after '{}:'", space.trim()));
+        }
+        Some((space, traits)) => (space, Some(traits)),
+        None => (s, None),
+    };
     let Some(&(m, _)) = MEMSPACES.iter().find(|&&(_, n)| n.eq_ignore_ascii_case(space.trim())) else {
         return Err("expected a predefined allocator or a memory space with traits".into());
     };
     let mut list = Vec::new();
-    for kv in traits.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+    for kv in traits.into_iter().flat_map(|t| t.split(',')).map(str::trim) {
+        if kv.is_empty() {
+            return Err("an empty trait in the list".into());
+        }
         let (k, v) = kv.split_once('=').ok_or(format!("trait {kv:?} is not key=value"))?;
         let &(key, _) = KEYS
             .iter()
@@ -563,5 +572,15 @@ mod tests {
         assert!(parse_env("omp_default_mem_space:pool_size=lots").is_err());
         assert!(parse_env("my_memory").is_err());
         assert!(parse_env("omp_default_mem_space:colour=red").is_err());
+        assert_eq!(
+            parse_env("omp_default_mem_space:"),
+            Err("no traits after 'omp_default_mem_space:'".into())
+        );
+        assert_eq!(
+            parse_env("omp_default_mem_space: "),
+            Err("no traits after 'omp_default_mem_space:'".into())
+        );
+        assert!(parse_env("omp_default_mem_space:pool_size=64,").is_err(), "an empty trait");
+        assert!(parse_env("omp_default_mem_space").is_ok(), "a memory space alone is its allocator");
     }
 }

@@ -201,7 +201,11 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     Ok(bytes)
 }
 
-/// KMP_BLOCKTIME: milliseconds, or a number with `us`/`ms`/`s`, or `infinite`.
+/// The longest finite block time, in milliseconds (libomp's too): about 24.8 days.
+pub const MAX_BLOCKTIME_MS: u64 = i32::MAX as u64;
+
+/// KMP_BLOCKTIME: milliseconds, or a number with `us`/`ms`/`s`, or `infinite`. A number too
+/// large for any integer reads as the largest (the caller caps it, with a warning).
 pub fn parse_blocktime(s: &str) -> Result<Option<u64>, String> {
     let lower = s.to_ascii_lowercase();
     if lower == "infinite" || lower == "infinity" {
@@ -211,7 +215,10 @@ pub fn parse_blocktime(s: &str) -> Result<Option<u64>, String> {
         Some(i) => (&lower[..i], &lower[i..]),
         None => (lower.as_str(), "ms"),
     };
-    let n: u64 = num.parse().map_err(|_| "expected milliseconds or 'infinite'".to_string())?;
+    if num.is_empty() {
+        return Err("expected milliseconds or 'infinite'".into());
+    }
+    let n: u64 = num.parse().unwrap_or(u64::MAX);
     Ok(Some(match unit {
         "ms" => n,
         "us" => n.div_ceil(1000),
@@ -276,7 +283,17 @@ pub fn read(src: &dyn Source) -> Settings {
             }
         })
         .flatten();
-    let blocktime = r.read("KMP_BLOCKTIME", "200ms", parse_blocktime);
+    let blocktime = r.read("KMP_BLOCKTIME", "200ms", parse_blocktime).map(|b| match b {
+        Some(ms) if ms > MAX_BLOCKTIME_MS => {
+            r.warnings.push(format!(
+                "oxiomp: warning: KMP_BLOCKTIME='{}' is longer than the longest block time, \
+                 {MAX_BLOCKTIME_MS} ms (about 24.8 days; 'infinite' never sleeps); using {MAX_BLOCKTIME_MS} ms",
+                src.get("KMP_BLOCKTIME").unwrap_or_default()
+            ));
+            Some(MAX_BLOCKTIME_MS)
+        }
+        b => b,
+    });
     let cancellation = r.read("OMP_CANCELLATION", "false", parse_bool).unwrap_or(false);
     let max_task_priority =
         r.read("OMP_MAX_TASK_PRIORITY", "0", |s| parse_uint(s, 0, i32::MAX as u64)).unwrap_or(0) as i32;
@@ -295,6 +312,9 @@ pub fn read(src: &dyn Source) -> Settings {
     let display_affinity = r.read("OMP_DISPLAY_AFFINITY", "false", parse_bool).unwrap_or(false);
     let affinity_format =
         src.get("OMP_AFFINITY_FORMAT").unwrap_or_else(|| crate::affinity_format::DEFAULT_FORMAT.to_string());
+    if let Some(w) = crate::affinity_format::width_warning(&affinity_format) {
+        r.warnings.push(format!("oxiomp: warning: OMP_AFFINITY_FORMAT='{affinity_format}': {w}"));
+    }
     let def_allocator = r
         .read("OMP_ALLOCATOR", "omp_default_mem_alloc", crate::allocator::parse_env)
         .unwrap_or(crate::allocator::DEFAULT_MEM_ALLOC);
@@ -519,6 +539,13 @@ mod tests {
         assert_eq!(parse_blocktime("0").unwrap(), Some(0));
         assert_eq!(parse_blocktime("1500us").unwrap(), Some(2));
         assert_eq!(parse_blocktime("infinite").unwrap(), None);
+        for long in ["99999999999", "99999999999999999999999", "2147484s"] {
+            let s = with(&[("KMP_BLOCKTIME", long)]);
+            assert_eq!(s.globals.blocktime_ms, Some(MAX_BLOCKTIME_MS), "{long}");
+            assert_eq!(s.warnings.len(), 1);
+            assert!(s.warnings[0].contains("longer than the longest block time"), "{:?}", s.warnings);
+        }
+        assert_eq!(with(&[("KMP_BLOCKTIME", "2147483647")]).warnings.len(), 0);
         assert_eq!(with(&[("OMP_WAIT_POLICY", "passive")]).globals.blocktime_ms, Some(0));
     }
 
