@@ -753,16 +753,112 @@ fn a_forked_child_leaves_the_parents_trace_alone() {
     }
 }
 
+/// A trace on a small file system that fills up: the program runs on (exit 0) with one
+/// warning naming the trace's directory and the error; every stream that exists ends at a
+/// whole event, with what its thread was in ended and the thread's end (`OHe`), and `check`
+/// reports each stream cut short as "truncated: the disk was full", with no other problem (not
+/// "killed"). Sizes from a few streams' first buffers to several buffers each, so that streams
+/// are cut at their first hand-over, later ones, and their close. The file system is a tmpfs
+/// mounted in a mount namespace of the test's own (`unshare`: root, or a user namespace).
+#[test]
+fn a_full_disk_cuts_the_trace_short_consistently() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    for (size, threads) in [("200k", "2"), ("1m", "2"), ("3m", "4"), ("5m", "3")] {
+        let exe = build("trace_fill", threads);
+        let base = profile_dir().join("trace-tests").join(format!("full-disk-{size}-{threads}"));
+        let _ = std::fs::remove_dir_all(&base);
+        let (mnt, out) = (base.join("mnt"), base.join("out"));
+        std::fs::create_dir_all(&mnt).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let (m, o, e) = (mnt.display(), out.display(), exe.display());
+        let script = format!(
+            "mount -t tmpfs -o size={size} tmpfs {m} || exit 97; \
+             timeout -k 5 60 {e} 2> {o}/stderr; echo $? > {o}/rc; cp -a {m}/trace {o}/trace"
+        );
+        let mut c = Command::new("unshare");
+        c.args(if root { &["-m"][..] } else { &["-r", "-m"][..] }).args(["sh", "-c", &script]);
+        clean_env(&mut c);
+        c.env("OMP_OVNI", "1")
+            .env("OVNI_TRACEDIR", mnt.join("trace"))
+            .env("OMP_NUM_THREADS", threads)
+            .env("LD_LIBRARY_PATH", &lib().dir)
+            .env("LD_BIND_NOW", "1");
+        let run = c.output().expect("unshare (util-linux)");
+        assert!(
+            run.status.success(),
+            "{size}: could not run the program on a tmpfs of its own (unshare and mount need root or \
+             user namespaces): {run:?}"
+        );
+        let what = format!("trace on a {size} tmpfs, {threads} threads");
+        let rc = std::fs::read_to_string(out.join("rc")).unwrap();
+        assert_eq!(rc.trim(), "0", "{what}: the program's exit status");
+        let stderr = std::fs::read_to_string(out.join("stderr")).unwrap();
+        let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{what}: one warning:\n{stderr}");
+        let trace_dir = mnt.join("trace");
+        assert!(
+            warnings[0].contains(&format!("the trace in {}", trace_dir.display()))
+                && warnings[0].contains("the disk was full (No space left on device)"),
+            "{what}: the warning names the directory and the error: {}",
+            warnings[0]
+        );
+        let t = Trace::read(&out.join("trace")).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let problems = t.check();
+        let cut: Vec<&String> =
+            problems.iter().filter(|p| p.contains(": truncated: the disk was full (")).collect();
+        assert!(!cut.is_empty(), "{what}: no stream says it was cut short: {problems:#?}");
+        assert_eq!(cut.len(), problems.len(), "{what}: problems besides the truncation: {problems:#?}");
+        for th in &t.threads {
+            assert_eq!(
+                th.events.last().map(|e| &e.mcv),
+                Some(b"OHe"),
+                "{what}: thread {} ends with OHe",
+                th.tid
+            );
+        }
+    }
+}
+
 fn write_stream(dir: &Path, bytes: &[u8]) -> PathBuf {
+    write_stream_with(dir, bytes, "")
+}
+
+/// `write_stream`, with `extra` members at the end of `stream.json`'s root object.
+fn write_stream_with(dir: &Path, bytes: &[u8], extra: &str) -> PathBuf {
     let p = dir.join("loom.x/proc.1/thread.1");
     std::fs::create_dir_all(&p).unwrap();
     std::fs::write(p.join("stream.obs"), bytes).unwrap();
-    let json = "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": \"x\"}, \
-                \"part\": \"thread\", \"tid\": 1, \"pid\": 1, \"loom\": \"x\", \"app_id\": 1, \
-                \"require\": {\"ovni\": \"1.1.0\", \"openmp\": \"1.2.1\"}, \
-                \"loom_cpus\": [{\"index\": 0, \"phyid\": 0}], \"finished\": 1}}";
+    let json = format!(
+        "{{\"version\": 3, \"ovni\": {{\"lib\": {{\"version\": \"1.14.0\", \"commit\": \"x\"}}, \
+         \"part\": \"thread\", \"tid\": 1, \"pid\": 1, \"loom\": \"x\", \"app_id\": 1, \
+         \"require\": {{\"ovni\": \"1.1.0\", \"openmp\": \"1.2.1\"}}, \
+         \"loom_cpus\": [{{\"index\": 0, \"phyid\": 0}}], \"finished\": 1}}{extra}}}"
+    );
     std::fs::write(p.join("stream.json"), json).unwrap();
     p.join("stream.obs")
+}
+
+/// A stream whose metadata says it was cut short is reported as truncated, with the reason,
+/// whether it ends with the thread's end (the usual cut) or not (a file system that could not
+/// take even the end): never as a killed process.
+#[test]
+fn check_reports_a_cut_stream_as_truncated() {
+    let base = profile_dir().join("trace-tests/cut");
+    let _ = std::fs::remove_dir_all(&base);
+    let cut = r#", "oxiomp": {"cut": "the disk was full"}"#;
+    for (name, events) in [("ended", &[ev(b"OHx", 1), ev(b"OHe", 2)][..]), ("no-end", &[ev(b"OHx", 1)][..])] {
+        let dir = base.join(name);
+        write_stream_with(&dir, &stream(events), cut);
+        let p = Trace::read(&dir).unwrap().check();
+        assert_eq!(p.len(), 1, "{name}: {p:?}");
+        assert!(p[0].contains("stream.obs: truncated: the disk was full"), "{name}: {p:?}");
+    }
+    // Without the note, a stream without its end reads as a killed process.
+    let dir = base.join("killed");
+    write_stream(&dir, &stream(&[ev(b"OHx", 1)]));
+    let p = Trace::read(&dir).unwrap().check();
+    assert!(p.len() == 1 && p[0].contains("killed, or it crashed"), "{p:?}");
 }
 
 fn stream(events: &[Event]) -> Vec<u8> {

@@ -469,6 +469,21 @@ pub(crate) fn creator() -> i32 {
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 
+/// Whether a recorder prints its warnings (the runtime's `KMP_WARNINGS`).
+static WARNINGS: AtomicBool = AtomicBool::new(true);
+
+/// Turns the recorders' warnings on or off (the runtime passes its own setting on).
+pub fn set_warnings(on: bool) {
+    // Relaxed: a setting read when a warning is printed; no data depends on it.
+    WARNINGS.store(on, Ordering::Relaxed);
+}
+
+/// Whether a recorder prints its warnings.
+pub(crate) fn warnings_on() -> bool {
+    // Relaxed: see `set_warnings`.
+    WARNINGS.load(Ordering::Relaxed)
+}
+
 /// Whether a recorder is installed. Relaxed suffices: the flag only goes from false to true,
 /// after the recorder is published through the `OnceLock` (which has its own
 /// acquire/release); a thread that still reads false merely skips events of the moment.

@@ -20,6 +20,7 @@ use crate::format::{self, Event, Payload};
 use crate::{Recorder, State};
 
 mod siglock;
+mod sink;
 mod stream;
 
 use stream::{BUF_BYTES, Stream, WRITER};
@@ -283,11 +284,19 @@ fn open_stream() -> Option<Arc<Stream>> {
     // SAFETY: no preconditions.
     let (tid, pid, cpu) = unsafe { (libc::gettid(), libc::getpid(), libc::sched_getcpu().max(0)) };
     let dir = o.dir.join(format!("thread.{tid}"));
-    std::fs::create_dir_all(&dir).ok()?;
-    let s = Arc::new(Stream::create(&dir.join("stream.obs"))?);
-    std::fs::write(dir.join("stream.json"), metadata(tid, pid)).ok()?;
+    let s = match std::fs::create_dir_all(&dir).and_then(|()| Stream::create(&dir, &metadata(tid, pid))) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            // No stream rather than a stream without its start (a full disk): the thread
+            // records nothing, and the process says so (once).
+            let _ = std::fs::remove_dir_all(&dir);
+            sink::cannot_open(&e);
+            return None;
+        }
+    };
     // The thread's first event is in the stream before a closer can find the stream.
     append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: crate::creator(), tag: 0 });
+    s.begun();
     let mut streams = siglock::lock(&WRITER.streams)?;
     // Once the process closes its streams (exit, a signal), a thread records nothing more:
     // a stream opened then (a region run by a later exit handler) would never be closed.

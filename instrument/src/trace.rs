@@ -21,6 +21,15 @@ pub struct ThreadStream {
     pub metadata: Result<String, String>,
 }
 
+impl ThreadStream {
+    /// Why the stream was cut short, if it was (its metadata says: a full disk, or another
+    /// failed write).
+    pub fn cut(&self) -> Option<String> {
+        let v: serde_json::Value = serde_json::from_str(self.metadata.as_deref().ok()?).ok()?;
+        v.pointer("/oxiomp/cut").and_then(serde_json::Value::as_str).map(str::to_string)
+    }
+}
+
 /// A trace: every thread stream under a directory.
 #[derive(Debug, Default)]
 pub struct Trace {
@@ -160,8 +169,9 @@ impl Trace {
                     say(i, format!("the thread ends (OHe) inside {} (outermost first)", open.join(", ")))
                 }
                 Some(_) => {}
-                // A stream cut inside an event is reported above.
-                None if t.truncated_at.is_some() => {}
+                // A stream cut inside an event is reported above, and one cut short by a failed
+                // write below (with its metadata).
+                None if t.truncated_at.is_some() || t.cut().is_some() => {}
                 None => say(
                     t.events.len(),
                     "the stream ends without the thread's end (OHe): the process stopped without \
@@ -183,6 +193,15 @@ impl Trace {
         let mut problems = Vec::new();
         let mut cpus_listed: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
         for t in &self.threads {
+            // A stream cut short (a full disk): it ends consistently, and what it lost is said
+            // for what it is.
+            if let Some(why) = t.cut() {
+                problems.push(format!(
+                    "{}: truncated: {why} (the thread's events after the last buffer that could be \
+                     written are lost)",
+                    t.path.display()
+                ));
+            }
             let json = t.path.with_file_name("stream.json");
             let mut say = |what: String| problems.push(format!("{}: {what}", json.display()));
             let text = match &t.metadata {

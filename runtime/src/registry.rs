@@ -74,6 +74,7 @@ static WARNINGS: AtomicBool = AtomicBool::new(true);
 pub fn set_warnings(on: bool) {
     // Relaxed: a setting read when a warning is printed; no data depends on it.
     WARNINGS.store(on, Ordering::Relaxed);
+    oxiomp_instrument::set_warnings(on);
 }
 
 /// Prints one warning line (unless warnings are off).

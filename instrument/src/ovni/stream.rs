@@ -15,24 +15,22 @@
 //! - Closing writes the pending buffer, then the active one up to `committed`.
 //!
 //! Everything but the owner's appends happens under `file`'s lock, so only `committed` needs
-//! an ordering of its own.
+//! an ordering of its own. The file itself, and what happens when the disk is full, is
+//! `sink.rs`'s.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::clock_ns;
 use super::siglock::{self, Marked};
+use super::sink::{BLOCK, Boundary, Sink, put_ends};
 use crate::State;
 use crate::format;
 
-/// Bytes of each of a thread's two buffers.
+/// Bytes of each of a thread's two buffers (aligned to `BLOCK`: a page, what direct I/O asks
+/// of a buffer, a length and a file offset on every Linux file system).
 pub(super) const BUF_BYTES: usize = 1 << 20;
-/// Alignment of the buffers, and the unit of what is written with direct I/O: a page, what
-/// direct I/O asks of a buffer, a length and a file offset on every Linux file system.
-const BLOCK: usize = 4096;
 /// Entries of the stack tracked per stream for closing (states, running tasks, worksharing
 /// parts: a recursion of tied tasks with taskwait uses three per level).
 pub(super) const MAX_DEPTH: usize = 256;
@@ -113,13 +111,9 @@ pub(super) struct Stream {
     pub(super) committed: AtomicUsize,
     /// Bytes of the other buffer not yet written (0: none). Under `file`'s lock.
     pending: AtomicUsize,
-    /// The file (None once the stream is closed, or after a write failed).
-    file: Mutex<Option<File>>,
-    /// The file is open for direct I/O (`O_DIRECT`): writes go from our buffers to the
-    /// device, without a copy into the page cache, in whole blocks from block-aligned
-    /// offsets. Under `file`'s lock.
-    direct: AtomicBool,
-    /// Closed: no more writes, not even by the owner.
+    /// The file and metadata (closed once the stream is, or cut short: `sink.rs`).
+    file: Mutex<Sink>,
+    /// Closed (or cut short): no more writes, not even by the owner.
     pub(super) closed: AtomicBool,
     /// What the thread is in, outermost first, so that a stream closed while its thread is
     /// still inside something (a worker waiting for work at exit, a task `exit()` is called
@@ -161,38 +155,31 @@ unsafe impl Sync for Stream {}
 unsafe impl Send for Stream {}
 
 /// `file`'s lock.
-pub(super) type FileLock<'a> = Marked<'a, Option<File>>;
+pub(super) type FileLock<'a> = Marked<'a, Sink>;
 
 impl Stream {
-    /// A stream writing to the new file at `path` (with direct I/O where the file system
-    /// takes it); its first bytes are the stream header.
-    pub(super) fn create(path: &Path) -> Option<Stream> {
-        Self::create_with(path, true)
+    /// A stream writing to `dir/stream.obs` (with direct I/O where the file system takes it),
+    /// whose first bytes are the stream header, with `meta` in `dir/stream.json`.
+    pub(super) fn create(dir: &Path, meta: &str) -> std::io::Result<Stream> {
+        Self::create_with(dir, meta, true)
     }
 
-    fn create_with(path: &Path, try_direct: bool) -> Option<Stream> {
-        use std::os::unix::fs::FileExt;
-        let file = File::create(path).ok()?;
-        // The header is in the file at once (a stream never closed, after a crash, still
-        // reads as a stream) and also starts the first buffer, whose first write puts it there
-        // again: so that writes start at offset 0, block-aligned, and the file offset stays 0.
-        file.write_all_at(format::STREAM_HEADER, 0).ok()?;
-        // The kernel refuses O_DIRECT (EINVAL) where the file system cannot do it.
-        let direct = try_direct && set_direct(&file, true);
-        let bufs = [Buffer::new()?, Buffer::new()?];
+    fn create_with(dir: &Path, meta: &str, try_direct: bool) -> std::io::Result<Stream> {
+        let sink = Sink::create(&dir.join("stream.obs"), &dir.join("stream.json"), meta, try_direct)?;
+        let no_memory = || std::io::Error::from(std::io::ErrorKind::OutOfMemory);
+        let bufs = [Buffer::new().ok_or_else(no_memory)?, Buffer::new().ok_or_else(no_memory)?];
         let head = format::STREAM_HEADER.len();
         // SAFETY: the buffer is ours alone yet and holds more than the header.
         unsafe { std::ptr::copy_nonoverlapping(format::STREAM_HEADER.as_ptr(), bufs[0].as_ptr(), head) };
         let cur = AtomicPtr::new(bufs[0].as_ptr());
-        Some(Stream {
+        Ok(Stream {
             bufs,
             active: AtomicUsize::new(0),
             cur,
             len: AtomicUsize::new(head),
             committed: AtomicUsize::new(head),
             pending: AtomicUsize::new(0),
-            file: Mutex::new(Some(file)),
-            direct: AtomicBool::new(direct),
+            file: Mutex::new(sink),
             closed: AtomicBool::new(false),
             open: std::array::from_fn(|_| AtomicU64::new(0)),
             depth: AtomicUsize::new(0),
@@ -230,32 +217,14 @@ impl Stream {
         siglock::lock_in_signal(&self.file, 2000)
     }
 
-    /// Writes `bytes` to the file (under the lock `f`). A file system that refuses direct
-    /// I/O at the first write gets the bytes through the page cache from then on.
-    fn write_out(&self, f: &mut FileLock<'_>, mut bytes: &[u8]) {
-        let Some(file) = f.as_mut() else { return };
-        while !bytes.is_empty() {
-            match file.write(bytes) {
-                Ok(n) if n > 0 => bytes = &bytes[n..],
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) && self.direct.load(Ordering::Relaxed) => {
-                    self.buffered(file)
-                }
-                // Nothing more can be written (a full disk, an I/O error): the stream ends
-                // here, at a whole event (what follows would not be), and records no more.
-                _ => {
-                    **f = None;
-                    self.closed.store(true, Ordering::Relaxed);
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Turns direct I/O off (under `file`'s lock): for a last write that is not whole blocks.
-    fn buffered(&self, file: &File) {
-        if self.direct.swap(false, Ordering::Relaxed) {
-            set_direct(file, false);
+    /// Writes `bytes` of buffer `b` (under the lock `f`). If the file cannot take them (a full
+    /// disk), the sink ends the stream at the buffer's boundary, and the owner records no
+    /// more.
+    fn write_out(&self, f: &mut FileLock<'_>, b: usize, bytes: &[u8]) {
+        f.write_buffer(b, bytes);
+        if !f.is_open() {
+            // Relaxed: a hint for the owner's `room` (the lock orders the rest).
+            self.closed.store(true, Ordering::Relaxed);
         }
     }
 
@@ -264,8 +233,17 @@ impl Stream {
         let p = self.pending.load(Ordering::Relaxed);
         if p != 0 {
             let other = 1 - self.active.load(Ordering::Relaxed);
-            self.write_out(f, self.bufs[other].head(p));
+            self.write_out(f, other, self.bufs[other].head(p));
             self.pending.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The stream's first events (header and `OHx`) are in: the boundary a stream cut before
+    /// its first hand-over ends at. Owner only, before a closer can find the stream.
+    pub(super) fn begun(&self) {
+        if let Some(mut f) = self.lock() {
+            let a = self.active.load(Ordering::Relaxed);
+            f.starts[a] = Boundary { rest: self.len.load(Ordering::Relaxed), ..Boundary::START };
         }
     }
 
@@ -281,7 +259,7 @@ impl Stream {
             // flush events show the time it takes).
             self.write_pending(&mut f);
             let a = self.active.load(Ordering::Relaxed);
-            let whole = if self.direct.load(Ordering::Relaxed) { len / BLOCK * BLOCK } else { len };
+            let whole = if f.direct { len / BLOCK * BLOCK } else { len };
             rest = len - whole;
             // SAFETY: the other buffer is free (nothing pending), `rest` < BLOCK bytes, and
             // the two buffers are distinct allocations.
@@ -292,9 +270,13 @@ impl Stream {
                     rest,
                 )
             };
-            if f.is_some() {
+            if f.is_open() {
                 self.pending.store(whole, Ordering::Relaxed);
             }
+            // Where a stream cut short at the next buffer ends: after `rest` bytes, the buffer
+            // handed over ending with the flush's `OF[`, the thread in what it is in now.
+            let (depth, open) = self.stack();
+            f.starts[1 - a] = Boundary { rest, after_flush: true, depth, open };
             self.active.store(1 - a, Ordering::Relaxed);
             self.cur.store(self.bufs[1 - a].as_ptr(), Ordering::Relaxed);
             self.committed.store(rest, Ordering::Relaxed);
@@ -472,69 +454,29 @@ impl Stream {
     pub(super) fn close(&self, owner: bool, in_signal: bool) {
         let f = if in_signal { self.lock_in_signal() } else { self.lock() };
         let Some(mut f) = f else { return };
-        if self.closed.swap(true, Ordering::AcqRel) {
-            return;
+        // Closed already (by another closer, or cut short): nothing more is written, but the
+        // owner still frees its buffers below.
+        if !self.closed.swap(true, Ordering::AcqRel) {
+            self.write_pending(&mut f);
+            let a = self.active.load(Ordering::Relaxed);
+            let (end, (depth, open)) =
+                if owner { (self.len.load(Ordering::Relaxed), self.stack()) } else { self.snapshot() };
+            f.buffered();
+            self.write_out(&mut f, a, self.bufs[a].head(end));
+            if f.is_open() {
+                // The ends of what is still open, innermost first, then the thread's.
+                let mut tail = [0u8; (MAX_DEPTH + 1) * format::MAX_EVENT];
+                let n = put_ends(&mut tail, &open[..depth], clock_ns());
+                f.write_end(&tail[..n]);
+            }
         }
-        self.write_pending(&mut f);
-        let a = self.active.load(Ordering::Relaxed);
-        let (end, (depth, open)) =
-            if owner { (self.len.load(Ordering::Relaxed), self.stack()) } else { self.snapshot() };
-        if let Some(file) = f.as_mut() {
-            self.buffered(file);
-        }
-        self.write_out(&mut f, self.bufs[a].head(end));
-        // The ends of what is still open, innermost first, then the thread's.
-        let mut tail = [0u8; (MAX_DEPTH + 1) * format::MAX_EVENT];
-        let mut n = 0;
-        for &e in open[..depth].iter().rev() {
-            n += put_end(&mut tail[n..], e, clock_ns());
-        }
-        n += put_end(&mut tail[n..], 0, clock_ns());
-        self.write_out(&mut f, &tail[..n]);
-        *f = None;
+        f.finish();
         if owner {
             // The thread records nothing more, and any other thread that takes the lock from
             // now on finds the stream closed and nothing pending: the buffers can go.
             self.cur.store(std::ptr::null_mut(), Ordering::Relaxed);
             self.bufs.iter().for_each(Buffer::release);
         }
-    }
-}
-
-/// Writes into `out` the event that ends stack entry `e` (a state, a running task, a part of a
-/// worksharing construct; 0: the thread itself) at `clock`; returns its size (0 for an entry
-/// that is none of these). Allocates nothing (the closer may run in a signal handler).
-fn put_end(out: &mut [u8], e: u64, clock: u64) -> usize {
-    let (mcv, payload) = match e & 0xff {
-        0 => (*b"OHe", None),
-        TASK_MARK => (*b"PPe", Some((e >> 32) as u32)),
-        WORKSHARING_MARK => (*b"PQe", Some((e >> 32) as u32)),
-        v => match State::ALL.iter().find(|s| **s as u64 == v) {
-            Some(s) => (s.ovni_code(false), None),
-            None => return 0,
-        },
-    };
-    out[0] = if payload.is_some() { 3 } else { 0 };
-    out[1..4].copy_from_slice(&mcv);
-    out[4..12].copy_from_slice(&clock.to_le_bytes());
-    match payload {
-        Some(p) => {
-            out[12..16].copy_from_slice(&p.to_le_bytes());
-            16
-        }
-        None => 12,
-    }
-}
-
-/// Turns direct I/O on or off for `file`; whether the kernel took it.
-fn set_direct(file: &File, on: bool) -> bool {
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on our own open descriptor; both calls are async-signal-safe.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        let flags = if on { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
-        libc::fcntl(fd, libc::F_SETFL, flags) == 0
     }
 }
 
@@ -619,7 +561,7 @@ impl Stream {
             return false;
         }
         let Some(mut f) = self.lock() else { return false };
-        let wrote = self.pending.load(Ordering::Relaxed) != 0 && f.is_some();
+        let wrote = self.pending.load(Ordering::Relaxed) != 0 && f.is_open();
         self.write_pending(&mut f);
         wrote
     }
@@ -666,6 +608,12 @@ mod tests {
         all
     }
 
+    /// A stream in directory `dir` (made), for tests: the stream and its file's path.
+    fn test_stream(dir: &std::path::Path, try_direct: bool) -> (Stream, std::path::PathBuf) {
+        std::fs::create_dir_all(dir).unwrap();
+        (Stream::create_with(dir, "{}", try_direct).unwrap(), dir.join("stream.obs"))
+    }
+
     fn test_dir(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("oxiomp-stream-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -688,14 +636,13 @@ mod tests {
         let mut direct_seen = false;
         for try_direct in [true, false] {
             for (name, writer) in patterns {
-                let path = dir.join(format!("{name}-{try_direct}"));
-                let s = Stream::create_with(&path, try_direct).unwrap();
+                let (s, path) = test_stream(&dir.join(format!("{name}-{try_direct}")), try_direct);
                 // A stream never closed (a crash) still reads as a stream.
                 assert_eq!(std::fs::read(&path).unwrap(), format::STREAM_HEADER);
-                let direct = s.direct.load(Ordering::Relaxed);
+                let direct = s.lock().unwrap().direct;
                 direct_seen |= direct;
                 let expected = record(&s, 5 * BUF_BYTES + 12345, writer);
-                assert_eq!(s.direct.load(Ordering::Relaxed), direct, "a direct write was refused: {name}");
+                assert_eq!(s.lock().unwrap().direct, direct, "a direct write was refused: {name}");
                 s.close(true, false);
                 assert!(s.bufs.iter().all(|b| b.as_ptr().is_null()), "the owner's close frees the buffers");
                 let got = std::fs::read(&path).unwrap();
@@ -800,8 +747,8 @@ mod tests {
     fn a_close_from_another_thread_ends_the_open_states() {
         let dir = test_dir("stack");
         for round in 0..200u32 {
-            let path = dir.join(format!("s{round}"));
-            let s = Arc::new(Stream::create(&path).unwrap());
+            let (s, path) = test_stream(&dir.join(format!("s{round}")), true);
+            let s = Arc::new(s);
             let owner = {
                 let s = s.clone();
                 std::thread::spawn(move || {
@@ -831,8 +778,7 @@ mod tests {
     fn a_close_ends_running_tasks_and_worksharing_parts() {
         let dir = test_dir("marks");
         for stop in 0..=13usize {
-            let path = dir.join(format!("s{stop}"));
-            let s = Stream::create(&path).unwrap();
+            let (s, path) = test_stream(&dir.join(format!("s{stop}")), true);
             record_round(&s, 7, stop);
             s.close(false, false);
             let events = format::decode(&std::fs::read(&path).unwrap()).expect("a whole stream").events;
@@ -872,8 +818,7 @@ mod tests {
             }),
         ];
         for (name, change) in stopped_inside {
-            let path = dir.join(name);
-            let s = Stream::create(&path).unwrap();
+            let (s, path) = test_stream(&dir.join(name), true);
             append_events(&s, [Small::state(a, true)], |s| s.entered(a));
             append_events(&s, [Small::state(b, true)], |s| s.entered(b));
             if name == "task end" {
@@ -920,8 +865,8 @@ mod tests {
     #[test]
     fn a_close_from_another_thread_leaves_whole_events() {
         let dir = test_dir("close");
-        let path = dir.join("stream.obs");
-        let s = Arc::new(Stream::create(&path).unwrap());
+        let (s, path) = test_stream(&dir, true);
+        let s = Arc::new(s);
         WRITER.streams.lock().unwrap().push(s.clone());
         WRITER.start();
         let owner = {
@@ -963,8 +908,7 @@ mod tests {
     fn a_later_creation_goes_out_with_the_next_event() {
         use crate::ovni::{Small, append_events, write_later_now};
         let dir = test_dir("later");
-        let path = dir.join("s");
-        let s = Stream::create(&path).unwrap();
+        let (s, path) = test_stream(&dir.join("s"), true);
         let (alloc, run) = (State::TaskAllocation, State::TaskRunning);
         let mut block = 0;
         let mut take_block = || {
