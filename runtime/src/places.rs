@@ -220,7 +220,7 @@ pub struct ParsedPlaces {
     pub list: PlaceList,
     pub missing: u64,
     pub missing_first: Vec<i64>,
-    /// Places beyond the machine's CPU count (copies of others) were dropped.
+    /// Places beyond the most a list holds (`max_places`) were dropped.
     pub truncated: bool,
 }
 
@@ -238,7 +238,7 @@ impl ParsedPlaces {
             ));
         }
         if self.truncated {
-            parts.push("ignoring the places beyond one per CPU of the machine".to_string());
+            parts.push(format!("ignoring the places beyond the first {}", self.list.places.len()));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
@@ -280,8 +280,8 @@ fn parse_places_on(text: &str, mask: &[u32], ncpus: u32) -> Result<ParsedPlaces,
         return Err(format!("unknown place name '{name}'"));
     }
     let mut missing = Missing::default();
-    // The places as written (CPU ids the machine has), in order; at most one per CPU id of
-    // the machine (more would repeat places: the rest are dropped, with a note).
+    // The places as written (CPU ids the machine has), in order; at most `max_places` (more
+    // would repeat places many times over: the rest are dropped, with a note).
     let mut places: Vec<Vec<u32>> = Vec::new();
     let mut truncated = false;
     let mut rest = t.as_str();
@@ -328,7 +328,8 @@ fn parse_places_on(text: &str, mask: &[u32], ncpus: u32) -> Result<ParsedPlaces,
             }
             let off = match (lo, hi) {
                 (Some(lo), Some(hi)) => {
-                    (stride > 0 && lo as i64 + shift >= ncpus as i64) || (stride < 0 && hi as i64 + shift < 0)
+                    (stride > 0 && (lo as i64).saturating_add(shift) >= ncpus as i64)
+                        || (stride < 0 && (hi as i64).saturating_add(shift) < 0)
                 }
                 _ => true,
             };
@@ -344,7 +345,7 @@ fn parse_places_on(text: &str, mask: &[u32], ncpus: u32) -> Result<ParsedPlaces,
                     // Every copy is this one.
                     break;
                 }
-            } else if places.len() < ncpus as usize {
+            } else if places.len() < max_places(ncpus) {
                 places.push(shifted);
             } else {
                 truncated = true;
@@ -376,6 +377,12 @@ fn parse_places_on(text: &str, mask: &[u32], ncpus: u32) -> Result<ParsedPlaces,
         missing_first: missing.first,
         truncated,
     })
+}
+
+/// The most places a list holds: one per CPU of the machine, or 4096 (a list may name a CPU
+/// more than once, to put several threads on it), whichever is more.
+fn max_places(ncpus: u32) -> usize {
+    (ncpus as usize).max(4096)
 }
 
 /// CPU ids named that the machine does not have: how many, and the first few.
@@ -427,15 +434,20 @@ fn parse_resource_list(s: &str, ncpus: u32, missing: &mut Missing) -> Result<Vec
         let mut k = 0i64;
         while k < len {
             let c = start.saturating_add(k.saturating_mul(stride));
+            if c >= n && stride < 0 {
+                // Above the machine, coming down: the ids up to the first one on it are
+                // missing (the first of them named), and the walk goes on from there.
+                let on = ((c - (n - 1)) as u64).div_ceil(stride.unsigned_abs()).min((len - k) as u64) as i64;
+                missing.add(std::iter::once(c));
+                missing.count = missing.count.saturating_add(on as u64 - 1);
+                k += on;
+                continue;
+            }
             if c < 0 || c >= n {
                 // Off the machine: this one and, the stride leading away, every later one.
-                let away = (c >= n && stride >= 0) || (c < 0 && stride <= 0);
-                if away {
-                    missing.add(std::iter::once(c));
-                    missing.count = missing.count.saturating_add((len - k - 1) as u64);
-                    break;
-                }
                 missing.add(std::iter::once(c));
+                missing.count = missing.count.saturating_add((len - k - 1) as u64);
+                break;
             } else if exclude {
                 out.retain(|&x| x != c as u32);
             } else if !out.contains(&(c as u32)) {
@@ -536,8 +548,23 @@ mod tests {
         assert_eq!(p.list.places, vec![vec![0, 1], vec![1, 2], vec![2, 3], vec![3]]);
         assert_eq!(p.missing, 1 + 2 * (100_000_000 - 4), "{p:?}");
         let p = parse_places_on("{0}:100000000:0", &mask, 4).unwrap();
-        assert_eq!(p.list.places, vec![vec![0]; 4], "copies of one place, one per CPU at most");
-        assert!(p.truncated && p.note().unwrap().contains("beyond one per CPU"));
+        assert_eq!(p.list.places, vec![vec![0]; 4096], "copies of one place, 4096 at most");
+        assert!(p.truncated && p.note().unwrap().contains("beyond the first 4096"));
+        let p = parse_places_on("{0},{0},{1},{1}", &mask, 2).unwrap();
+        assert_eq!(p.list.places, vec![vec![0], vec![0], vec![1], vec![1]], "a CPU named twice");
+        // From far above the machine, coming down (to id 1): counted, not walked one by one.
+        let p = parse_places_on("{9223372036854775807:9223372036854775807:-1}", &mask, 4).unwrap();
+        assert_eq!((p.list.places.clone(), p.missing), (vec![vec![1, 2, 3]], i64::MAX as u64 - 3));
+        assert_eq!(p.missing_first, vec![i64::MAX]);
+        let p = parse_places_on("{10000000000:10000000000:-1}", &mask, 4).unwrap();
+        assert_eq!(p.list.places, vec![vec![1, 2, 3]]);
+        let p = parse_places_on("{6:4:-2}", &mask, 4).unwrap();
+        assert_eq!((p.list.places.clone(), p.missing), (vec![vec![0, 2]], 2));
+        // Strides that overflow: no panic, and copies off the machine stop the walk.
+        let p = parse_places_on("{1}:2:9223372036854775807", &mask, 4).unwrap();
+        assert_eq!(p.list.places, vec![vec![1]]);
+        let p = parse_places_on("{0},!{1}:9223372036854775807:9223372036854775807", &mask, 4).unwrap();
+        assert_eq!(p.list.places, vec![vec![0]]);
         let p = parse_places_on("{1},{6},{9:2}", &mask, 8).unwrap();
         assert_eq!((p.list.places.clone(), p.missing, p.missing_first.clone()), (vec![vec![1]], 2, vec![9]));
         let p = parse_places_on("{0:4}", &mask, 4).unwrap();

@@ -5,17 +5,20 @@
 //  * KMP_BLOCKTIME=99999999999 is cut down to the longest block time (it used to become
 //    infinite without a word): kmp_get_blocktime() says 2147483647;
 //  * OMP_AFFINITY_FORMAT with a field 1000 wide: fields are padded to at most 256;
-//  * OMP_PLACES naming a CPU the machine does not have: it is ignored, with a warning naming
-//    it (it was dropped silently);
+//  * OMP_PLACES naming a CPU the machine does not have (set by the program before the runtime
+//    starts, with the first CPU it may use): it is ignored, with a warning naming it (it was
+//    dropped silently);
 //  * omp_set_affinity_format with a field 300 wide: one warning naming the call.
 // oxiomp-test: threads=none
 // oxiomp-test: reference=skip
 // oxiomp-test: env=OMP_ALLOCATOR=omp_default_mem_space:
 // oxiomp-test: env=KMP_BLOCKTIME=99999999999
 // oxiomp-test: env=OMP_AFFINITY_FORMAT=[%1000n]
-// oxiomp-test: env=OMP_PLACES={0},{1000000}
+#define _GNU_SOURCE
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -25,6 +28,13 @@ extern int kmp_get_blocktime(void);
 
 int main(void) {
   capture_stderr();
+  cpu_set_t set;
+  sched_getaffinity(0, sizeof set, &set);
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &set)) first++;
+  char places[64];
+  snprintf(places, sizeof places, "{%d},{1000000}", first);
+  setenv("OMP_PLACES", places, 1);
   CHECK_EQ("default allocator", (long long)omp_get_default_allocator(), (long long)omp_default_mem_alloc);
   CHECK_EQ("kmp_get_blocktime()", kmp_get_blocktime(), 2147483647);
   char buf[4096];
@@ -39,6 +49,7 @@ int main(void) {
   CHECK_EQ("KMP_BLOCKTIME warnings", lines_containing(err, "KMP_BLOCKTIME='99999999999' is longer than the longest block time"), 1);
   CHECK_EQ("OMP_AFFINITY_FORMAT warnings", lines_containing(err, "OMP_AFFINITY_FORMAT='[%1000n]': a field is 1000 characters wide"), 1);
   CHECK_EQ("OMP_PLACES warnings", lines_containing(err, "this machine does not have (1000000)"), 1);
+  CHECK_EQ("OMP_PLACES warnings naming the value", lines_containing(err, places), 1);
   CHECK_EQ("omp_set_affinity_format warnings", lines_containing(err, "omp_set_affinity_format: a field is 300 characters wide"), 1);
   CHECK_EQ("warnings in all", lines_containing(err, "warning"), 5);
   return failures != 0;
