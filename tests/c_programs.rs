@@ -285,6 +285,7 @@ c_tests! {
     proc_bind_places,
     proc_bind_push,
     pthreads,
+    pthreads_end_tasks,
     pthreads_many,
     queries,
     reduction,

@@ -115,6 +115,7 @@ fn parse_num_list(s: &str, max: u32) -> Result<(Vec<u32>, bool), String> {
         .split(',')
         .map(|p| {
             let p = p.trim();
+            let p = p.strip_prefix('+').unwrap_or(p);
             if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.bytes().any(|b| b != b'0') {
                 // All digits and not zero: a number, perhaps too large for any integer type.
                 let v = p.parse::<u64>().unwrap_or(u64::MAX);
@@ -511,6 +512,7 @@ mod tests {
         assert_eq!(s.globals.device_thread_limit, 65536);
         assert!(s.warnings[0].contains("expected a whole number from 1 to 65536"), "{:?}", s.warnings);
         assert_eq!(with(&[("KMP_ALL_THREADS", "8")]).globals.device_thread_limit, 8);
+        assert_eq!(with(&[("OMP_NUM_THREADS", "+4, 2")]).icvs.nthreads, 4, "a sign is allowed");
         for bad in ["0", "-4", "4,,2", "4x"] {
             let s = with(&[("OMP_NUM_THREADS", bad)]);
             assert!(

@@ -431,12 +431,14 @@ impl Runtime {
             if me.is_some_and(|m| std::ptr::eq(m.desc(), d)) {
                 continue;
             }
-            d.forget_all_teams_after_fork();
+            d.forget_context_after_fork(self);
             // Relaxed: the only thread.
             d.os_tid.store(0, Ordering::Relaxed);
             if !d.is_initial() {
                 workers.push(d);
             } else if d.gtid != 0 {
+                // The next initial thread given it makes threadprivate copies of its own.
+                crate::threadprivate::forget_thread_after_fork(d.gtid);
                 initials.push(d);
             }
         }

@@ -191,7 +191,7 @@ impl Team {
 
     /// At the end of a region on this team (every member's implicit task has ended): waits
     /// for the remaining tasks, running them, then for outside threads still finishing one.
-    fn finish_tasks(&self, th: Thread) {
+    pub(crate) fn finish_tasks(&self, th: Thread) {
         crate::task::drain(th, self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t));
         self.tasks.wait_foreign();
     }
@@ -635,8 +635,8 @@ fn team_smaller(wanted: u32, got: u32, why: Option<crate::thread::SpawnError>) {
         None => format!("oxiomp runs at most {} threads at once", Runtime::get().thread_limit()),
     };
     crate::registry::warn(&format!(
-        "oxiomp: warning: asked for a team of {wanted} threads, formed one of {got} ({why}); \
-         later teams may be cut short likewise, without a warning"
+        "oxiomp: warning: asked for {wanted} threads (a parallel region's team, or a league's \
+         teams), started {got} ({why}); later teams may be cut short likewise, without a warning"
     ));
 }
 

@@ -330,6 +330,37 @@ fn end_key() -> Option<libc::pthread_key_t> {
     })
 }
 
+/// Has `desc` (the calling initial thread's) recycled when the thread ends: through the key,
+/// or, when there is none, a thread-local destructor (which runs before the program's own
+/// thread-local destructors may: a fallback only).
+fn end_at_thread_exit(desc: &'static ThreadDesc) {
+    match end_key() {
+        Some(key) => {
+            // SAFETY: a key this library created; the value is a descriptor, never freed.
+            unsafe { libc::pthread_setspecific(key, desc as *const ThreadDesc as *const libc::c_void) };
+        }
+        None => {
+            let _ = END_FALLBACK.try_with(|_| {});
+        }
+    }
+}
+
+thread_local! {
+    static END_FALLBACK: EndFallback = const { EndFallback };
+}
+
+/// [`end_at_thread_exit`] without a key.
+struct EndFallback;
+
+impl Drop for EndFallback {
+    fn drop(&mut self) {
+        // SAFETY: the slot only ever holds a leaked (never freed) descriptor of this thread.
+        if let Some(desc) = unsafe { current::get().as_ref() } {
+            desc.end_initial();
+        }
+    }
+}
+
 /// The end of an initial thread: see [`ThreadDesc::end_initial`].
 extern "C" fn initial_thread_ended(p: *mut libc::c_void) {
     // SAFETY: the key's value is the ending thread's own descriptor (`register_initial`),
@@ -417,7 +448,17 @@ impl Thread {
         // the runtime: `exit` called inside a region ends it with the region's states still
         // open.) The first thread enters it as its initialisation of the runtime ends.
         oxiomp_instrument::attached_enter();
-        let desc = match rt.take_ended() {
+        // An ended initial thread's descriptor, else a retired worker's (whose threadprivate
+        // copies go: they were the worker's), else a new one: so that descriptors number the
+        // threads alive at once, whatever their kinds.
+        let reused = rt.take_ended().or_else(|| {
+            rt.take_retired().inspect(|d| {
+                crate::threadprivate::thread_ended(d.gtid);
+                // Relaxed: the descriptor serves no thread yet.
+                d.is_initial.store(1, Ordering::Relaxed);
+            })
+        });
+        let desc = match reused {
             Some(d) => d,
             None => ThreadDesc::leak_registered(1, rt).unwrap_or_else(|| {
                 crate::stderr_line(format_args!(
@@ -429,10 +470,7 @@ impl Thread {
         };
         desc.start_initial(rt);
         current::set(desc);
-        if let Some(key) = end_key() {
-            // SAFETY: a key this library created; the value is a descriptor, never freed.
-            unsafe { libc::pthread_setspecific(key, desc as *const ThreadDesc as *const libc::c_void) };
-        }
+        end_at_thread_exit(desc);
         rt.adjust_busy(1);
         Thread { desc, _not_send: std::marker::PhantomData }
     }
@@ -540,8 +578,10 @@ impl ThreadDesc {
     #[allow(clippy::mut_from_ref)]
     fn ctx(&self) -> &mut Context {
         // SAFETY: only the owning thread calls this (through `Thread`, which is !Send, or from
-        // its own worker loop / exit handler), and no reference from an earlier call is held
-        // across a call that could re-enter: the runtime copies out what it needs.
+        // its own worker loop / exit handler), or, in a fork's child, the only thread there is
+        // (for descriptors whose threads are gone: `Runtime::restart_after_fork`); and no
+        // reference from an earlier call is held across a call that could re-enter: the
+        // runtime copies out what it needs.
         unsafe { &mut *self.ctx.get() }
     }
 
@@ -584,24 +624,37 @@ impl ThreadDesc {
     }
 
     /// The initial thread this descriptor serves ends (the pthread key's destructor, on that
-    /// thread): its workers go back to the pool, and unless it is the process's first thread
-    /// (whose threadprivate copies are the variables themselves) its threadprivate copies
-    /// are destroyed and the descriptor waits for the next initial thread. The thread's slot
-    /// is emptied first: should it call the runtime again (a later destructor), it registers
-    /// anew.
+    /// thread). Its implicit region ends as a region does: the tasks it generated complete
+    /// (deferred ones run here, detached ones are waited for), then its workers go back to the
+    /// pool. Unless it is the process's first thread (whose threadprivate copies are the
+    /// variables themselves), its threadprivate copies are destroyed (their destructors may
+    /// use OpenMP: tasks and workers are handled again after them) and the descriptor waits
+    /// for the next thread. The thread's slot is emptied last: should it call the runtime
+    /// again (a later destructor), it registers anew. A thread that ends inside a region
+    /// (`pthread_exit` there) keeps its descriptor: the region's teams still point at it.
     fn end_initial(&'static self) {
         let rt = Runtime::get();
-        self.release_hot_teams(rt);
-        rt.adjust_busy(-1);
-        if self.gtid == 0 {
-            return;
+        let me = Thread { desc: self, _not_send: std::marker::PhantomData };
+        let inside = !me.outside_regions();
+        let end_region = || {
+            if !inside {
+                me.team().finish_tasks(me);
+            }
+            self.release_hot_teams(rt);
+        };
+        end_region();
+        if self.gtid != 0 && !inside {
+            crate::threadprivate::thread_ended(self.gtid);
+            end_region();
         }
-        crate::threadprivate::thread_ended(self.gtid);
-        current::clear();
+        rt.adjust_busy(-1);
         // Relaxed: see `start_initial`.
         self.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
         self.os_tid.store(0, Ordering::Relaxed);
-        rt.thread_ended(self);
+        if self.gtid != 0 && !inside {
+            current::clear();
+            rt.thread_ended(self);
+        }
     }
 
     /// Hands the worker its next implicit task (called by the owning master, the worker idle).
@@ -655,15 +708,13 @@ impl ThreadDesc {
         if self.is_initial() && me.outside_regions() {
             return;
         }
-        // The region's frames on this thread's stack still point at these teams.
-        self.forget_all_teams_after_fork();
+        // The region's frames on this thread's stack still point at its teams: forgotten, not
+        // freed.
+        self.forget_context_after_fork(rt);
         // Relaxed: see `is_initial`.
         self.is_initial.store(1, Ordering::Relaxed);
         self.start_initial(rt);
-        if let Some(key) = end_key() {
-            // SAFETY: as in `register_initial`.
-            unsafe { libc::pthread_setspecific(key, self as *const ThreadDesc as *const libc::c_void) };
-        }
+        end_at_thread_exit(self);
     }
 
     /// Withdraws the team this worker may help (its tasks are all complete) and waits until
@@ -699,14 +750,22 @@ impl ThreadDesc {
     }
 
     /// In the child of a fork, for a descriptor whose thread is not there (or the forking
-    /// thread, restarting): forgets every team it holds, its root and serialized regions' too,
-    /// without freeing them (see `forget_after_fork`): a new thread the descriptor serves
-    /// gets new ones.
-    pub(crate) fn forget_all_teams_after_fork(&self) {
+    /// thread, restarting): forgets all the thread left in the descriptor, without freeing
+    /// any of it (see `forget_after_fork`: the thread may have been in the middle of changing
+    /// it): its teams (hot, serialized, root), its whole context (but the task numbers given
+    /// out), the team it was helping, its cache's free lists. A new thread the descriptor
+    /// serves starts from scratch.
+    pub(crate) fn forget_context_after_fork(&self, rt: &Runtime) {
         self.forget_after_fork(&mut Vec::new());
         let ctx = self.ctx();
-        std::mem::forget(std::mem::take(&mut ctx.serial));
-        ctx.root_team = std::ptr::null_mut();
+        let (last_task_id, rng) = (ctx.last_task_id, ctx.rng);
+        std::mem::forget(std::mem::replace(ctx, Context::new(rt.settings().icvs)));
+        ctx.last_task_id = last_task_id;
+        ctx.rng = rng;
+        // Relaxed: the only thread.
+        self.joined.help_team.store(std::ptr::null_mut(), Ordering::Relaxed);
+        self.joined.helping.store(false, Ordering::Relaxed);
+        self.task_cache.forget_after_fork();
     }
 
     /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
@@ -720,7 +779,15 @@ impl ThreadDesc {
 /// new one. Fails when the table is full or the system refuses the thread (the descriptor
 /// then waits for the next worker started).
 pub(crate) fn spawn_worker(rt: &'static Runtime) -> Result<&'static ThreadDesc, SpawnError> {
-    let desc = match rt.take_retired() {
+    // A retired worker's descriptor, else an ended initial thread's (see `register_initial`),
+    // else a new one.
+    let reused = rt.take_retired().or_else(|| {
+        rt.take_ended().inspect(|d| {
+            // Relaxed: the descriptor serves no thread yet.
+            d.is_initial.store(0, Ordering::Relaxed);
+        })
+    });
+    let desc = match reused {
         Some(d) => d,
         None => ThreadDesc::leak_registered(0, rt).ok_or(SpawnError::TableFull)?,
     };

@@ -46,10 +46,12 @@ pub(crate) struct Registry {
     /// Every table installed (its address, and the variable's size: that of each copy in it),
     /// recorded before it is published.
     tables: Vec<(usize, usize)>,
+    /// The process's exit destroys the copies: a thread ending now leaves its copies alone.
+    exiting: bool,
 }
 
 pub(crate) static RECORDS: ForkLock<Registry> =
-    ForkLock::new(Registry { vars: None, doomed: Vec::new(), tables: Vec::new() });
+    ForkLock::new(Registry { vars: None, doomed: Vec::new(), tables: Vec::new(), exiting: false });
 
 /// How a thread's copy of a variable starts.
 enum Init {
@@ -176,46 +178,77 @@ fn make_copy(data: *mut c_void, size: usize, gtid: i32) -> *mut c_void {
     copy
 }
 
-/// Initial thread `gtid` ended: its copies are destroyed (the newest first) and freed, and its
-/// entries emptied, so that the next initial thread given the gtid makes copies of its own.
-/// Called on the ending thread, the only one that writes its entries.
+/// Initial thread `gtid` ended: its copies are destroyed (the newest first), with its entries
+/// still set (a destructor may use the thread's other copies), then its entries emptied and
+/// the copies freed, so that the next initial thread given the gtid makes copies of its own.
+/// Copies a destructor makes are destroyed in turn (a few rounds at most, as pthread keys'
+/// destructors). Called on the ending thread, the only one that writes its entries. Once the
+/// process's exit destroys the copies (`destroy_copies`), nothing is destroyed or freed here.
 pub(crate) fn thread_ended(gtid: i32) {
-    let (copies, dtors) = {
-        let mut g = RECORDS.lock();
-        let mut copies = Vec::new();
-        for &(table, size) in &g.tables {
-            // SAFETY: a recorded table is a leaked `[AtomicPtr; MAX_THREADS]` (it is dropped
-            // from the list before it is freed, by the thread that made it, unpublished).
-            let table: &Table =
-                unsafe { std::slice::from_raw_parts(table as *const AtomicPtr<c_void>, MAX_THREADS) };
-            if let Some(entry) = table.get(gtid as usize) {
-                // Relaxed: only this thread writes its entry.
-                let p = entry.swap(std::ptr::null_mut(), Ordering::Relaxed);
-                if !p.is_null() {
-                    copies.push((p, size));
+    for _ in 0..4 {
+        let dtors = {
+            let mut g = RECORDS.lock();
+            if g.exiting {
+                return;
+            }
+            let mut dtors = Vec::new();
+            g.doomed.retain(|&(d, copy, owner)| {
+                let mine = owner == gtid;
+                if mine {
+                    dtors.push((d, copy));
                 }
-            }
+                !mine
+            });
+            dtors
+        };
+        if dtors.is_empty() {
+            break;
         }
-        let mut dtors = Vec::new();
-        g.doomed.retain(|&(d, copy, owner)| {
-            let mine = owner == gtid;
-            if mine {
-                dtors.push((d, copy));
-            }
-            !mine
-        });
-        (copies, dtors)
-    };
-    // Outside the lock: a destructor may use threadprivate variables.
-    for &(dtor, copy) in dtors.iter().rev() {
-        // SAFETY: as in `destroy_copies`; the copy is this thread's, which uses it no more.
-        unsafe { dtor(copy as *mut c_void) };
+        // Outside the lock: a destructor may use threadprivate variables.
+        for &(dtor, copy) in dtors.iter().rev() {
+            // SAFETY: as in `destroy_copies`; the copy is this thread's, which uses it no more.
+            unsafe { dtor(copy as *mut c_void) };
+        }
     }
+    let copies = {
+        let g = RECORDS.lock();
+        if g.exiting {
+            return;
+        }
+        take_entries(&g, gtid)
+    };
     for (copy, size) in copies {
-        // SAFETY: made by `make_copy` with this layout, taken out of its table above, and
-        // never referenced by the runtime again.
+        // SAFETY: made by `make_copy` with this layout, taken out of its table, and never
+        // referenced by the runtime again.
         unsafe { std::alloc::dealloc(copy as *mut u8, copy_layout(size)) };
     }
+}
+
+/// Empties `gtid`'s entries in every table; returns the copies they held, with their sizes.
+fn take_entries(g: &Registry, gtid: i32) -> Vec<(*mut c_void, usize)> {
+    let mut copies = Vec::new();
+    for &(table, size) in &g.tables {
+        // SAFETY: a recorded table is a leaked `[AtomicPtr; MAX_THREADS]` (it is dropped from
+        // the list before it is freed, by the thread that made it, unpublished).
+        let table: &Table =
+            unsafe { std::slice::from_raw_parts(table as *const AtomicPtr<c_void>, MAX_THREADS) };
+        if let Some(entry) = table.get(gtid as usize) {
+            // Relaxed: only the entry's thread writes it (the caller is that thread, at its
+            // end, or the only thread of a fork's child).
+            let p = entry.swap(std::ptr::null_mut(), Ordering::Relaxed);
+            if !p.is_null() {
+                copies.push((p, size));
+            }
+        }
+    }
+    copies
+}
+
+/// In a fork's child, for a gtid whose initial thread is not there: the next thread given the
+/// gtid makes copies of its own. The parent's copies are neither destroyed nor freed.
+pub(crate) fn forget_thread_after_fork(gtid: i32) {
+    let g = RECORDS.lock();
+    let _ = take_entries(&g, gtid);
 }
 
 /// Runs the registered destructors on the copies made so far, the newest first (a copy's
@@ -223,7 +256,11 @@ pub(crate) fn thread_ended(gtid: i32) {
 /// registry's lock (a destructor may use threadprivate variables). Returns how many ran. The
 /// copies' memory stays (this runs as the process ends).
 pub fn destroy_copies() -> usize {
-    let doomed = std::mem::take(&mut RECORDS.lock().doomed);
+    let doomed = {
+        let mut g = RECORDS.lock();
+        g.exiting = true;
+        std::mem::take(&mut g.doomed)
+    };
     for &(dtor, copy, _) in doomed.iter().rev() {
         // SAFETY: the destructor was registered for this variable's type, and `copy` is a
         // copy of it that its constructor (or the image) initialised, destroyed only here.

@@ -4,9 +4,14 @@
 // serialized, the child believing itself still inside the parent's region):
 //  * forked by the primary thread, by a worker, from a nested region (two levels), and from
 //    a region of one thread (serialized);
+//  * forked while another thread of the team sits in a nested (serialized) region: the child's
+//    workers start on the descriptors the parent's threads left, which must not keep what
+//    those threads were in;
 //  * in the child: the queries above, a region of 4 threads (each thread number once), a
-//    region of the default size, a dynamic loop; the child reports through its exit status.
+//    region of the default size whose threads each run a nested region, a dynamic loop; the
+//    child reports through its exit status.
 #include <omp.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +40,16 @@ static int child_checks(void) {
     if (omp_get_thread_num() == 0) dsize = omp_get_num_threads();
   }
   CHECK_EQ("child: team of the default size", dsize, default_n);
+  int nteam = default_n < 4 ? 4 : default_n, nested_ok = 0;
+#pragma omp parallel num_threads(nteam)
+  {
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_level() == 2 && omp_get_num_threads() == 1 && omp_get_active_level() == 1)
+        __atomic_fetch_add(&nested_ok, 1, __ATOMIC_RELAXED);
+    }
+  }
+  CHECK_EQ("child: threads whose nested region ran serialized at level 2", nested_ok, nteam);
   long sum = 0;
 #pragma omp parallel for schedule(dynamic, 3) reduction(+ : sum) num_threads(3)
   for (int i = 0; i < 1000; i++) sum += i;
@@ -70,12 +85,30 @@ int main(void) {
     }
   }
   if (nested == -1) nested = 0; /* a team of one at the outer level: no thread 1 there */
+  omp_set_max_active_levels(1);
+  int beside_nested = -1;
+  volatile int in_nested = 0, forked = 0;
+#pragma omp parallel num_threads(2)
+  {
+    if (omp_get_num_threads() == 2 && omp_get_thread_num() == 1) {
+#pragma omp parallel num_threads(2)
+      {
+        in_nested = 1;
+        while (!forked) sched_yield();
+      }
+    } else if (omp_get_thread_num() == 0) {
+      while (omp_get_num_threads() == 2 && !in_nested) sched_yield();
+      beside_nested = fork_and_check();
+      forked = 1;
+    }
+  }
 #pragma omp parallel num_threads(1)
   serialized = fork_and_check();
   CHECK_EQ("child forked by the primary thread", by_primary, 0);
   CHECK_EQ("child forked by a worker", by_worker, 0);
   CHECK_EQ("child forked in a nested region", nested, 0);
   CHECK_EQ("child forked in a serialized region", serialized, 0);
+  CHECK_EQ("child forked while another thread was in a nested region", beside_nested, 0);
   /* the parent's own regions still work */
   int size = 0;
 #pragma omp parallel num_threads(3)

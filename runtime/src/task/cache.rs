@@ -122,6 +122,17 @@ impl BlockCache {
         }
     }
 
+    /// In a fork's child, for a descriptor whose thread is gone (it may have been changing a
+    /// list): the free lists start empty, their blocks forgotten.
+    pub(crate) fn forget_after_fork(&self) {
+        for c in &self.classes {
+            // SAFETY: in a fork's child only the forking thread exists, and it is not this
+            // cache's owner: nobody else touches `local`.
+            unsafe { *c.local.get() = LocalList { head: std::ptr::null_mut(), len: 0 } };
+            let _ = c.remote.take_all();
+        }
+    }
+
     /// Whether `home` is one of this cache's classes.
     #[inline]
     fn owns(&self, home: &ClassCache) -> bool {

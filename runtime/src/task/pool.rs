@@ -147,11 +147,8 @@ impl TaskPool {
             // waiting thread polls here between its polls of what it waits for, and a look at
             // every deque would make each poll cost the team's size. Nothing is lost by it: a
             // thread parks only once `has_work` looked at every queue.
-            for k in 0..n.min(MAX_VICTIMS + 1) {
-                let v = (start + k) % n;
-                if v == tid {
-                    continue;
-                }
+            let others = (0..n).map(|k| (start + k) % n).filter(|&v| v != tid);
+            for v in others.take(MAX_VICTIMS as usize) {
                 let victim = &self.stealers[v as usize];
                 if victim.is_empty() {
                     continue;
