@@ -11,7 +11,8 @@
 //!
 //! After round r a thread has heard, directly or transitively, from the 2^(r+1) threads before
 //! it, so after R rounds from all n: nobody leaves before everybody arrived. Each publish is a
-//! SeqCst swap (a release) and each wait ends with an Acquire load of the same flag, so all
+//! Release store (then a SeqCst fence, for the sleep protocol of `sync::wait`) and each wait
+//! ends with an Acquire load of the same flag, so all
 //! writes made before the barrier by any member happen-before everything after it in every
 //! member (happens-before is transitive along the chain of rounds).
 //!
@@ -55,13 +56,16 @@
 //! before `e` (Acquire, pairing with the request's Release), so the request happens-before
 //! every write of the writer's flags for `e`. (b) The requester `R` of a request stamped before
 //! `e` never writes an honest flag of `e`: when it calls barrier `e` it sees its own request,
-//! so it forces. (c) A member `X` that completes episode `e` in the ordinary way has read, along
-//! a chain of Acquire loads of flags of `e`, a flag written by every member (that is what the
-//! dissemination rounds guarantee, and a forced flag counts as its writer's). In particular it
-//! read one of `R`'s, which is forced, so by (a) the request happens-before `X`'s verdict load,
-//! which therefore sees it (coherence): `X` says cancelled. If `R` never calls barrier `e`, no
-//! member completes `e` in the ordinary way (no flag of `R` for it exists), so every member
-//! leaving `e` left through the first line: cancelled. If no request is stamped before `e`,
+//! so it forces. (c) A member `X` that completes episode `e` in the ordinary way has read,
+//! along chains of Acquire loads of flags of `e`, flags that together cover every member: an
+//! honest flag of `w` carries what `w` read before writing it, a forced one covers nobody but
+//! its writer and carries the request its writer read. The chain that covers `R` therefore
+//! ends at `R`'s own flag or passes through a forced flag; `R`'s flags of `e` are forced (b),
+//! so either way `X`'s reads pass a forced flag, and by (a) the request happens-before `X`'s
+//! verdict load, which therefore sees it (coherence): `X` says cancelled. If `R` never calls
+//! barrier `e`, only a forced flag can cover it, so likewise. If nobody forces `e` and `R`
+//! never calls it, no member completes `e` in the ordinary way, so every member leaving `e`
+//! left through the first line: cancelled. If no request is stamped before `e`,
 //! nobody says cancelled. Hence requirement 1. For requirement 2: a member forced through `e`
 //! waits for nobody; a member that entered `e` before any request waits only until every
 //! member has written its flags of `e`, which each does, forced or not, as soon as it calls
@@ -78,6 +82,10 @@
 //! depends on every member having arrived asks [`Barrier::cancelled_before`] (copyprivate
 //! copies nothing from a cancelled episode). The loom model below checks both requirements for
 //! two and three members.
+//!
+//! Requirement 2 is about barriers: a reduction's combining tree (`worksharing::reduction`)
+//! still waits for every member, so a `parallel reduction` region that one member leaves
+//! through `cancel parallel` before it reaches the reduction can hang.
 
 use crossbeam_utils::CachePadded;
 
@@ -149,9 +157,9 @@ impl Barrier {
     }
 
     /// Member `tid` cancels the region (`cancel parallel`): the request is stamped with its
-    /// episode; the first request of the region is kept. Returns the episode its next
-    /// cancellation barrier will be (the first one the request cancels).
-    pub fn cancel(&self, tid: u32) -> u32 {
+    /// episode; the first request of the region is kept. Its next cancellation barrier is the
+    /// first episode the request cancels.
+    pub fn cancel(&self, tid: u32) {
         let stamp = self.episode(tid);
         // Release: a member that reads the request (Acquire) and then forces its flags passes
         // the request on to whoever acquires those flags (proof step (a)). A failed exchange
@@ -160,7 +168,6 @@ impl Barrier {
         // member has not).
         let _ =
             self.cancel.compare_exchange(0, REQUESTED | stamp as u64, Ordering::Release, Ordering::Relaxed);
-        stamp.wrapping_add(1)
     }
 
     /// Whether the region was cancelled before episode `e`: a request exists whose requester
@@ -318,7 +325,7 @@ mod tests {
             s.spawn(|| assert!(!b.wait_cancellable(1, &mut || false).0));
         });
         assert!(!b.cancelled_for(0));
-        assert_eq!(b.cancel(0), 2);
+        b.cancel(0);
         assert!(!b.cancelled_before(1) && b.cancelled_before(2));
         assert!(b.cancelled_for(0) && b.cancelled_for(1));
     }

@@ -8,7 +8,9 @@
 //    thread gets past the loop's barrier, none past the explicit one.
 //  * one thread cancels while the others run to the region's end without a cancellation
 //    point: the cancelling thread's own cancellation barrier does not wait for them.
-//  * single copyprivate in a region where cancellation is enabled: still copies.
+//  * single copyprivate in a region where cancellation is enabled: still copies; and in a
+//    region one thread cancelled first, the others' copyprivate neither hangs nor copies from
+//    a list nobody published.
 // Regions run 20000 times (1000 when traced, to keep the trace small): the old protocol hung
 // within the first thousand.
 // oxiomp-test: threads=1,2,4,16
@@ -100,6 +102,25 @@ int main(void) {
       if (v != r) __atomic_fetch_add(&wrong, 1, __ATOMIC_RELAXED);
     }
     CHECK_EQ("copyprivate: threads with the wrong value", wrong, 0);
+  }
+
+  /* copyprivate after the region was cancelled */
+  for (int r = 0; r < regions / 10 && !failures; r++) {
+    int wrong = 0, nth = 0;
+#pragma omp parallel shared(wrong, nth)
+    {
+      int v = -1;
+      if (omp_get_thread_num() == 0) {
+        nth = omp_get_num_threads();
+#pragma omp cancel parallel
+      }
+#pragma omp single copyprivate(v)
+      v = r;
+      /* a copy is the single's value or, when the region was cancelled first, none */
+      if (v != r && v != -1) __atomic_fetch_add(&wrong, 1, __ATOMIC_RELAXED);
+    }
+    CHECK_EQ("copyprivate after a cancel: threads with a value from elsewhere", wrong, 0);
+    (void)nth;
   }
   return failures != 0;
 }

@@ -22,6 +22,8 @@ static void unset_nest_lock(void) { omp_unset_nest_lock(NULL); }
 static void test_nest_lock(void) { (void)omp_test_nest_lock(NULL); }
 static void destroy_nest_lock(void) { omp_destroy_nest_lock(NULL); }
 static void init_nest_lock(void) { omp_init_nest_lock(NULL); }
+static void init_lock(void) { omp_init_lock(NULL); }
+static void destroy_lock(void) { omp_destroy_lock(NULL); }
 
 static const struct {
   const char *name;
@@ -31,6 +33,7 @@ static const struct {
     {"omp_test_lock", test_lock},         {"omp_set_nest_lock", set_nest_lock},
     {"omp_unset_nest_lock", unset_nest_lock}, {"omp_test_nest_lock", test_nest_lock},
     {"omp_destroy_nest_lock", destroy_nest_lock}, {"omp_init_nest_lock", init_nest_lock},
+    {"omp_init_lock", init_lock},         {"omp_destroy_lock", destroy_lock},
 };
 
 int main(void) {

@@ -266,6 +266,11 @@ pub fn copyprivate_light(th: Thread, data: *mut c_void) -> *mut c_void {
         team.exchange().publish_copy(data);
     }
     team.barrier(th);
+    // In a cancelled region the barrier may have completed without the thread that ran the
+    // single: the caller copies from its own list then (nothing changes).
+    if crate::query::cancellation_on() && team.last_barrier_cancelled(th) {
+        return data;
+    }
     team.exchange().copy_source()
 }
 
