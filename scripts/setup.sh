@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing oxiomp needs on a Debian machine, when it is missing:
 # clang-19 (to build OpenMP programs) and libomp-19-dev (LLVM's libomp: the headers, and the
-# reference runtime the tests and benchmarks compare against). Needs root or sudo for apt-get.
+# reference runtime the tests and benchmarks compare against); and builds BSC's ovni (its
+# emulator `ovniemu`, which the tests run on the traces) from ../shared/vendor into
+# $HOME/.cache/ovni-1.14.0, once (cmake is installed when missing). Needs root or sudo for
+# apt-get.
 set -euo pipefail
 
 need=()
@@ -15,4 +18,22 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# ovni's emulator, for the trace tests (a test tool, never linked: see ../shared/vendor).
+ovni_bin=${HOME:-/root}/.cache/ovni-1.14.0/bin
+if [ ! -x "$ovni_bin/ovniemu" ]; then
+  build_ovni=$(cd "$(dirname "$0")/.." && pwd)/../shared/tools/build-ovni.sh
+  if [ ! -x "$build_ovni" ]; then
+    echo "setup: $build_ovni is missing: the trace tests need ovni's emulator" >&2
+    exit 1
+  fi
+  command -v cmake >/dev/null 2>&1 || {
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq cmake >/dev/null
+  }
+  echo "setup: building ovni 1.14.0 (about a minute)"
+  "$build_ovni" "${ovni_bin%/bin}" >/dev/null
 fi

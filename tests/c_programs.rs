@@ -10,8 +10,13 @@
 //!   cflags=-lpthread                   extra compiler flags
 //!   stderr-contains=TEXT               required on stderr, on our library only
 //!   reference=skip                     do not run on Debian's libomp (a libomp bug)
+//!   bound=skip                         no run with OMP_PROC_BIND=true (the program checks
+//!                                      what binding changes: its own threads' CPU sets)
 //!
-//! The LD_PRELOAD runs record a trace (`OMP_OVNI=1`), which must pass `oxiomp-trace check`.
+//! The LD_PRELOAD runs record a trace (`OMP_OVNI=1`), which must pass `oxiomp-trace check` and
+//! ovni's own emulator in its linter mode (`ovniemu -l`); they run once as they are and, unless
+//! the program sets its binding itself, once more with `OMP_PROC_BIND=true` (threads bound to
+//! CPUs, which the trace must show as ovni's model has them).
 //!
 //! Before every run, the dynamic loader's own trace (LD_TRACE_LOADED_OBJECTS) with the very
 //! same environment must show our library as the only libomp in the process, and LD_BIND_NOW
@@ -35,6 +40,7 @@ struct Directives {
     cflags: Vec<String>,
     stderr_contains: Vec<String>,
     skip_reference: bool,
+    skip_bound: bool,
 }
 
 fn directives(src: &str) -> Directives {
@@ -54,6 +60,7 @@ fn directives(src: &str) -> Directives {
             "cflags" => d.cflags.extend(value.split_whitespace().map(String::from)),
             "stderr-contains" => d.stderr_contains.push(value.to_string()),
             "reference" => d.skip_reference = value == "skip",
+            "bound" => d.skip_bound = value == "skip",
             other => panic!("unknown directive {other:?} in {line:?}"),
         }
     }
@@ -85,6 +92,8 @@ enum Runtime {
     LibraryPath,
     /// Ours, through LD_PRELOAD.
     Preload,
+    /// Ours, through LD_PRELOAD, with `OMP_PROC_BIND=true`.
+    PreloadBound,
     /// Debian's libomp.
     Reference,
 }
@@ -116,6 +125,9 @@ fn command(exe: &Path, d: &Directives, threads: Option<&str>, rt: Runtime, direc
         Runtime::Preload => {
             c.env("LD_PRELOAD", &lib().so);
         }
+        Runtime::PreloadBound => {
+            c.env("LD_PRELOAD", &lib().so).env("OMP_PROC_BIND", "true");
+        }
         Runtime::Reference => {}
     }
     c
@@ -133,7 +145,7 @@ fn check_loaded_libomp(exe: &Path, d: &Directives, threads: Option<&str>, rt: Ru
         Path::new(path).canonicalize().ok().as_deref() == Some(lib().so.as_path())
     };
     match rt {
-        Runtime::LibraryPath | Runtime::Preload => {
+        Runtime::LibraryPath | Runtime::Preload | Runtime::PreloadBound => {
             assert!(omp.len() == 1 && ours(omp[0]), "{rt:?}: our library is not the only libomp:\n{trace}")
         }
         Runtime::Reference => {
@@ -153,21 +165,27 @@ fn run_c_test(name: &str) {
         Some(v) => v.iter().cloned().map(Some).collect(),
     };
     let mut failures = Vec::new();
+    let sets_binding = d.skip_bound || d.env.iter().any(|(k, _)| k == "OMP_PROC_BIND" || k == "OMP_PLACES");
     for n in &threads {
-        for rt in [Runtime::LibraryPath, Runtime::Preload, Runtime::Reference] {
-            if rt == Runtime::Reference && d.skip_reference {
+        for rt in [Runtime::LibraryPath, Runtime::Preload, Runtime::PreloadBound, Runtime::Reference] {
+            // The bound run where a team has threads to bind (a team of one on one place is what
+            // the unbound run shows already).
+            let one = n.as_deref() == Some("1");
+            if (rt == Runtime::Reference && d.skip_reference)
+                || (rt == Runtime::PreloadBound && (sets_binding || one))
+            {
                 continue;
             }
             check_loaded_libomp(&exe, &d, n.as_deref(), rt);
             let mut cmd = command(&exe, &d, n.as_deref(), rt, false);
             // The LD_PRELOAD runs are traced (unless the test sets tracing up itself): every
             // trace the suite writes must pass `oxiomp-trace check`.
-            let trace_dir =
-                (rt == Runtime::Preload && !d.env.iter().any(|(k, _)| k == "OMP_OVNI")).then(|| {
-                    profile_dir()
-                        .join("ctests-traces")
-                        .join(format!("{name}-{}", n.as_deref().unwrap_or("x")))
-                });
+            let traced = matches!(rt, Runtime::Preload | Runtime::PreloadBound);
+            let trace_dir = (traced && !d.env.iter().any(|(k, _)| k == "OMP_OVNI")).then(|| {
+                profile_dir()
+                    .join("ctests-traces")
+                    .join(format!("{name}-{}-{rt:?}", n.as_deref().unwrap_or("x")))
+            });
             if let Some(t) = &trace_dir {
                 let _ = std::fs::remove_dir_all(t);
                 cmd.env("OMP_OVNI", "1").env("OVNI_TRACEDIR", t);
@@ -204,6 +222,9 @@ fn run_c_test(name: &str) {
                         }
                     }
                     Err(e) => failures.push(format!("{what}: trace unreadable: {e}")),
+                }
+                if let Some(why) = common::ovniemu_rejects(t) {
+                    failures.push(format!("{what}: ovni's emulator rejects the trace: {why}"));
                 }
                 let _ = std::fs::remove_dir_all(t);
             }

@@ -109,6 +109,8 @@ fn pair(s: State) -> [(bool, State); 2] {
 #[test]
 fn worksharing_states_are_exact() {
     let (t, _) = traced_run("trace_ws", "3", true);
+    let labels = type_labels(&t);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trace/trace_ws.c");
     let mut chunks = 0;
     let mut singles = 0;
     let mut members = 0;
@@ -190,12 +192,29 @@ fn worksharing_states_are_exact() {
         if ws.is_empty() {
             continue;
         }
-        let kinds = [0x5753_0001u32, 0x5753_0002];
-        let mut want = vec![(true, kinds[0]), (false, kinds[0]), (true, kinds[1]), (false, kinds[1])];
+        // Each construct its own type, labelled with its kind and source location.
+        let label = |k: usize| labels.get(&ws[k].1).cloned().unwrap_or_default();
+        let kinds: Vec<(bool, String)> = (0..ws.len()).map(|k| (ws[k].0, label(k))).collect();
+        let at = |kind: &str| kind.to_string() + " " + &src.display().to_string();
+        let mut want = vec![
+            (true, at("for (static)")),
+            (false, at("for (static)")),
+            (true, at("for (dynamic)")),
+            (false, at("for (dynamic)")),
+        ];
         if ws.len() == 6 {
-            want.extend([(true, 0x5753_0004), (false, 0x5753_0004)]);
+            want.extend([(true, at("single")), (false, at("single"))]);
         }
-        assert_eq!(ws, want, "thread {}", th.tid);
+        let kinds: Vec<(bool, String)> = kinds
+            .into_iter()
+            .map(|(b, l)| (b, l.rsplitn(3, ':').last().unwrap_or_default().to_string()))
+            .collect();
+        assert_eq!(kinds, want, "thread {}", th.tid);
+        assert!(
+            ws.chunks(2).all(|p| p[0].1 == p[1].1),
+            "thread {}: a construct ends with its own type",
+            th.tid
+        );
         // A thread's part of a construct begins with its first state (static chunk, dynamic
         // loop initialisation, single) at one instant, and a static chunk or single ends
         // with the part (one clock read for both events).
@@ -206,7 +225,7 @@ fn worksharing_states_are_exact() {
                 assert!(next.is_some_and(|(_, enter)| enter), "thread {}: {:?} after PQx", th.tid, w[1].mcv);
                 assert_eq!(w[0].clock, w[1].clock, "thread {}: PQx and its first state", th.tid);
             }
-            if &w[1].mcv == b"PQe" && ws_type(&w[1]) != 0x5753_0002 {
+            if &w[1].mcv == b"PQe" && !labels[&ws_type(&w[1])].starts_with("for (dynamic)") {
                 assert_eq!(w[0].clock, w[1].clock, "thread {}: the last state and PQe", th.tid);
             }
         }
@@ -455,7 +474,12 @@ fn task_constructs(threads: &str) {
             .filter(|e| &e.mcv == b"PQx" || &e.mcv == b"PQe")
             .map(|e| (e.code(), e.payload_u32(0)))
             .collect();
-        let sections = Some(0x5753_0003);
+        let sections = kinds.first().and_then(|k| k.1);
+        assert!(
+            sections.is_some_and(|ty| type_labels(&t)[&ty].starts_with("sections ")),
+            "thread {}: {kinds:?}",
+            th.tid
+        );
         assert_eq!(
             kinds,
             [("PQx".to_string(), sections), ("PQe".to_string(), sections)],
@@ -491,7 +515,10 @@ fn next_section_records_sections() {
     let ws = seq(&th.events, &[Subsystem::WorkDistribution]);
     assert!(!ws.is_empty() && ws.iter().all(|&(_, s)| s == State::Section), "{ws:?}");
     let kinds: Vec<_> = th.events.iter().filter(|e| &e.mcv == b"PQx").map(|e| e.payload_u32(0)).collect();
-    assert_eq!(kinds, [Some(0x5753_0003)], "one sections construct");
+    assert_eq!(kinds.len(), 1, "one sections construct: {kinds:?}");
+    // The program passes no ident_t: the kind alone names it.
+    let label = &type_labels(&t)[&kinds[0].unwrap()];
+    assert_eq!(label, "sections");
 }
 
 #[test]
@@ -820,6 +847,24 @@ fn a_full_disk_cuts_the_trace_short_consistently() {
     }
 }
 
+/// The labels the trace's types were declared with (`POc`), by type number.
+fn type_labels(t: &Trace) -> std::collections::HashMap<u32, String> {
+    t.threads
+        .iter()
+        .flat_map(|th| &th.events)
+        .filter(|e| &e.mcv == b"POc")
+        .filter_map(|e| match &e.payload {
+            Payload::Jumbo(b) if b.len() > 4 => {
+                let id = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                let text = &b[4..];
+                let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+                Some((id, String::from_utf8_lossy(&text[..end]).into_owned()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 fn write_stream(dir: &Path, bytes: &[u8]) -> PathBuf {
     write_stream_with(dir, bytes, "")
 }
@@ -837,6 +882,97 @@ fn write_stream_with(dir: &Path, bytes: &[u8], extra: &str) -> PathBuf {
     );
     std::fs::write(p.join("stream.json"), json).unwrap();
     p.join("stream.obs")
+}
+
+/// Streams of threads 1.. of one process in loom `x` with two CPUs, one stream per event list.
+fn write_streams(dir: &Path, streams: &[Vec<Event>]) {
+    for (k, events) in streams.iter().enumerate() {
+        let tid = k + 1;
+        let p = dir.join(format!("loom.x/proc.1/thread.{tid}"));
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("stream.obs"), stream(events)).unwrap();
+        let json = format!(
+            "{{\"version\": 3, \"ovni\": {{\"lib\": {{\"version\": \"1.14.0\", \"commit\": \"x\"}}, \
+             \"part\": \"thread\", \"tid\": {tid}, \"pid\": 1, \"loom\": \"x\", \"app_id\": 1, \
+             \"require\": {{\"ovni\": \"1.1.0\", \"openmp\": \"1.2.1\"}}, \
+             \"loom_cpus\": [{{\"index\": 0, \"phyid\": 0}}, {{\"index\": 1, \"phyid\": 1}}], \"finished\": 1}}}}"
+        );
+        std::fs::write(p.join("stream.json"), json).unwrap();
+    }
+}
+
+/// `OHx` on `cpu`, `OAs` to `cpu`, at `clock`.
+fn on_cpu(mcv: &[u8; 3], clock: u64, cpu: i32) -> Event {
+    let payload = if mcv == b"OHx" {
+        Payload::ThreadExecute { cpu, creator: -1, tag: 0 }
+    } else {
+        Payload::Raw(cpu.to_le_bytes().to_vec())
+    };
+    Event { mcv: *mcv, clock, payload }
+}
+
+/// `check` enforces ovni's thread and CPU model as its emulator does: nothing while paused,
+/// CPU indexes within the loom, one running thread per CPU of the list at a time; and
+/// accepts what the model allows (a CPU handed over, paused threads sharing one, any number
+/// on the virtual CPU).
+#[test]
+fn check_enforces_the_cpu_model() {
+    let base = profile_dir().join("trace-tests/cpus");
+    let _ = std::fs::remove_dir_all(&base);
+    let run = |name: &str, streams: Vec<Vec<Event>>| -> Vec<String> {
+        let dir = base.join(name);
+        write_streams(&dir, &streams);
+        Trace::read(&dir).unwrap().check()
+    };
+    // Valid: two threads on CPU 0 one after the other (the first moves away first), a
+    // paused thread on a CPU another then runs on, three on the virtual CPU.
+    let ok = run(
+        "ok",
+        vec![
+            vec![on_cpu(b"OHx", 1, 0), on_cpu(b"OAs", 5, -1), ev(b"OHp", 6), ev(b"OHr", 20), ev(b"OHe", 30)],
+            vec![on_cpu(b"OHx", 2, 1), ev(b"OHp", 3), ev(b"OHr", 9), ev(b"OHe", 31)],
+            vec![on_cpu(b"OHx", 4, -1), on_cpu(b"OAs", 7, 1), ev(b"OHe", 8)],
+            vec![on_cpu(b"OHx", 10, -1), on_cpu(b"OAs", 11, 0), ev(b"OHe", 12)],
+            vec![on_cpu(b"OHx", 13, -1), ev(b"OHe", 14)],
+        ],
+    );
+    assert!(ok.is_empty(), "{ok:#?}");
+    let two = run(
+        "two",
+        vec![vec![on_cpu(b"OHx", 1, 0), ev(b"OHe", 9)], vec![on_cpu(b"OHx", 2, 0), ev(b"OHe", 8)]],
+    );
+    assert!(
+        two.len() == 1 && two[0].contains("clock 2: thread 2 runs on CPU index 0 while thread 1 runs there"),
+        "{two:#?}"
+    );
+    let resumed = run(
+        "resumed",
+        vec![
+            vec![on_cpu(b"OHx", 1, 1), ev(b"OHp", 2), ev(b"OHr", 6), ev(b"OHe", 9)],
+            vec![on_cpu(b"OHx", 3, -1), on_cpu(b"OAs", 4, 1), ev(b"OHe", 8)],
+        ],
+    );
+    assert!(
+        resumed.len() == 1 && resumed[0].contains("clock 6: thread 1 runs on CPU index 1 while thread 2"),
+        "{resumed:#?}"
+    );
+    let range = run("range", vec![vec![on_cpu(b"OHx", 1, 2), on_cpu(b"OAs", 2, -2), ev(b"OHe", 3)]]);
+    assert!(
+        range.iter().any(|p| p.contains("event 0: OHx names CPU 2, not in the loom's 2 CPUs")),
+        "{range:#?}"
+    );
+    assert!(range.iter().any(|p| p.contains("event 1: OAs names CPU -2")), "{range:#?}");
+    let paused = run(
+        "paused",
+        vec![vec![on_cpu(b"OHx", 1, -1), ev(b"OHp", 2), ev(b"PBb", 3), ev(b"PBB", 4), ev(b"OHe", 5)]],
+    );
+    assert!(
+        paused.iter().any(|p| p.contains("event 2: PBb while the thread is paused (OHp at event 1)")),
+        "{paused:#?}"
+    );
+    assert!(paused.iter().any(|p| p.contains("event 4: OHe while the thread is paused")), "{paused:#?}");
+    let stray = run("stray", vec![vec![on_cpu(b"OHx", 1, -1), ev(b"OHr", 2), ev(b"OHe", 3)]]);
+    assert!(stray.len() == 1 && stray[0].contains("event 1: OHr but the thread is not paused"), "{stray:#?}");
 }
 
 /// A stream whose metadata says it was cut short is reported as truncated, with the reason,
@@ -1054,4 +1190,147 @@ fn runtime_states_and_spin_waits_are_recorded() {
         "thread {}",
         own[0].0
     );
+}
+
+/// A `.prv`'s event records: per row (1-based), per event type, the values in time order
+/// (several at one time: the last one stands), and the trace's end time.
+struct Prv {
+    end: u64,
+    rows: std::collections::HashMap<(usize, u32), Vec<(u64, u64)>>,
+}
+
+fn read_prv(text: &str) -> Prv {
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or("");
+    let end = head.split(':').nth(2).and_then(|f| f.trim_end_matches("_ns").parse().ok()).unwrap_or(0);
+    let mut rows: std::collections::HashMap<(usize, u32), Vec<(u64, u64)>> = Default::default();
+    for l in lines {
+        let f: Vec<&str> = l.split(':').collect();
+        if f.first() != Some(&"2") || f.len() < 8 {
+            continue;
+        }
+        let (row, time): (usize, u64) = (f[4].parse().unwrap(), f[5].parse().unwrap());
+        for pair in f[6..].chunks(2) {
+            let (ty, v): (u32, u64) = (pair[0].parse().unwrap(), pair[1].parse().unwrap());
+            let list = rows.entry((row, ty)).or_default();
+            match list.last_mut() {
+                Some(last) if last.0 == time => last.1 = v,
+                _ => list.push((time, v)),
+            }
+        }
+    }
+    Prv { end, rows }
+}
+
+impl Prv {
+    /// How long row `row` showed each nonzero value of type `ty`; with `spin_as_before`, the
+    /// spin-wait state (value 4 of type 50, which ovni 1.14 does not show) counts as the
+    /// value before it (the barrier it waits in).
+    fn durations(&self, row: usize, ty: u32, spin_as_before: bool) -> std::collections::BTreeMap<u64, u64> {
+        let mut out = std::collections::BTreeMap::new();
+        let empty = Vec::new();
+        let list = self.rows.get(&(row, ty)).unwrap_or(&empty);
+        let mut shown = 0;
+        for (k, &(time, v)) in list.iter().enumerate() {
+            if !(spin_as_before && ty == 50 && v == 4) {
+                shown = v;
+            }
+            let next = list.get(k + 1).map_or(self.end, |n| n.0);
+            if shown != 0 {
+                *out.entry(shown).or_insert(0) += next - time;
+            }
+        }
+        out
+    }
+}
+
+/// The views `oxiomp-trace paraver` writes are ovni's emulator's, row by row: for programs with
+/// tasks, worksharing and parked threads (block time 0), unbound and bound to CPUs, the time
+/// each thread spends in each subsystem state (type 50; the spin-wait state, which ovni 1.14
+/// does not show, counted as the barrier around it), under each label (51) and in each task
+/// (52) is the same in both thread traces, and likewise on each CPU in both CPU traces (also
+/// the running thread, type 2). In the bound runs ovni's CPU trace shows each CPU running the
+/// thread the trace binds there, and nothing on it otherwise.
+#[test]
+fn paraver_views_are_ovniemus() {
+    for (name, threads) in [("trace_tasks", "2"), ("trace_ws", "3"), ("trace_task_constructs", "2")] {
+        for bind in [false, true] {
+            let exe = build(name, threads);
+            let tdir = trace_dir(&format!("{name}-paraver-{bind}"), threads);
+            let mut c = traced_command(&[], &exe, threads, Some(&tdir));
+            c.env("KMP_BLOCKTIME", "0");
+            if bind {
+                c.env("OMP_PROC_BIND", "true");
+            }
+            assert!(c.status().unwrap().success(), "{name}");
+            let what = format!("{name}, {threads} threads, bound: {bind}");
+            let t = read_checked(&tdir, &what);
+            assert_eq!(common::ovniemu_rejects(&tdir), None, "{what}");
+            let (ours_t, _) = trace::paraver(&t);
+            let ours_t = read_prv(&ours_t.prv);
+            // The same trace without the spin-wait events, as ovni 1.14 sees it: the CPU rows
+            // of several threads cannot tell whose barrier a spin wait was in.
+            let mut no_spin = Trace::read(&tdir).unwrap();
+            for th in &mut no_spin.threads {
+                th.events.retain(|e| !matches!(&e.mcv, b"PBs" | b"PBS"));
+            }
+            let (ours_t_no_spin, ours_c) = trace::paraver(&no_spin);
+            let (ours_t_no_spin, ours_c) = (read_prv(&ours_t_no_spin.prv), read_prv(&ours_c.prv));
+            let theirs_t = read_prv(&std::fs::read_to_string(tdir.join("thread.prv")).unwrap());
+            let theirs_c = read_prv(&std::fs::read_to_string(tdir.join("cpu.prv")).unwrap());
+            for row in 1..=t.threads.len() {
+                for ty in [50, 51, 52] {
+                    let theirs = theirs_t.durations(row, ty, false);
+                    assert_eq!(
+                        ours_t.durations(row, ty, true),
+                        theirs,
+                        "{what}: thread row {row}, type {ty}"
+                    );
+                    assert_eq!(
+                        ours_t_no_spin.durations(row, ty, false),
+                        theirs,
+                        "{what}: thread row {row}, type {ty}"
+                    );
+                }
+            }
+            let cpu_rows = theirs_c.rows.keys().map(|k| k.0).max().unwrap_or(0);
+            assert!(cpu_rows >= 2, "{what}: ovniemu's CPU trace has rows for the CPUs and the virtual CPU");
+            for row in 1..=cpu_rows {
+                for ty in [2, 50, 51, 52] {
+                    assert_eq!(
+                        ours_c.durations(row, ty, false),
+                        theirs_c.durations(row, ty, false),
+                        "{what}: CPU row {row}, type {ty}"
+                    );
+                }
+            }
+            // Where the trace binds each thread (its last `OAs` to a CPU of the list), ovni's
+            // CPU trace shows it running.
+            let mut bound_to: Vec<(u32, i32)> = Vec::new();
+            for th in &t.threads {
+                if let Some(cpu) =
+                    th.events.iter().rev().find(|e| &e.mcv == b"OAs").and_then(|e| e.payload_u32(0))
+                {
+                    bound_to.push((th.tid, cpu as i32));
+                }
+            }
+            if bind {
+                let n: usize = threads.parse().unwrap();
+                let on_cpus: Vec<&(u32, i32)> = bound_to.iter().filter(|b| b.1 >= 0).collect();
+                assert!(on_cpus.len() >= n.min(2), "{what}: threads bound to CPUs: {bound_to:?}");
+                for &&(tid, cpu) in &on_cpus {
+                    let shown = theirs_c.durations(cpu as usize + 1, 2, false);
+                    assert!(
+                        shown.get(&(tid as u64)).is_some_and(|&d| d > 0),
+                        "{what}: CPU {cpu} shows {shown:?}, not {tid}"
+                    );
+                }
+            } else {
+                assert!(
+                    bound_to.iter().all(|b| b.1 == -1),
+                    "{what}: an unbound run binds nothing: {bound_to:?}"
+                );
+            }
+        }
+    }
 }

@@ -112,6 +112,15 @@ states! {
     WorkerLoop, worker_loop_enter, worker_loop_exit, Runtime, 31, b"PH[", "Runtime: worker main loop";
 }
 
+/// Where a task's or a construct's code is: its function's address (`entry`, 0: none) and the
+/// `ident_t` the compiler passed for the construct (`ident`, 0: none), whose source location a
+/// recorder may read (`;file;function;line;column;;`) to name the construct.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    pub entry: usize,
+    pub ident: usize,
+}
+
 /// What consumes the event stream. Implementations must be cheap, lock-free and allocation-free
 /// on `push`/`pop` (they run on the runtime's hot paths when tracing is on).
 pub trait Recorder: Send + Sync {
@@ -119,28 +128,28 @@ pub trait Recorder: Send + Sync {
     fn push(&self, state: State);
     /// The calling thread leaves `state` (pops it).
     fn pop(&self, state: State);
-    /// A task numbered `id` was created; `entry` is the address of its code (its type).
-    fn task_created(&self, _id: u32, _entry: usize) {}
+    /// A task numbered `id` was created; `site` is its code and construct (its type).
+    fn task_created(&self, _id: u32, _site: Site) {}
     /// A task numbered `id` was created (as in `task_created`) and the calling thread leaves
     /// `state` (the allocation), at one instant.
-    fn task_created_leaving(&self, id: u32, entry: usize, state: State) {
-        self.task_created(id, entry);
+    fn task_created_leaving(&self, id: u32, site: Site, state: State) {
+        self.task_created(id, site);
         self.pop(state);
     }
     /// A task numbered `id` was created (as in `task_created`) in `state` (its allocation),
     /// which the calling thread enters and leaves at that instant: a state that took no
     /// measurable time.
-    fn task_created_within(&self, id: u32, entry: usize, state: State) {
+    fn task_created_within(&self, id: u32, site: Site, state: State) {
         self.push(state);
-        self.task_created_leaving(id, entry, state);
+        self.task_created_leaving(id, site, state);
     }
     /// A task numbered `id` was created in `state` (its allocation), as in
     /// `task_created_within`, but recorded with the calling thread's next event, at that
     /// event's instant (one clock read for both). For a task its creator hands to the runtime
     /// right after allocating it (clang's code fills the task in between): its creation is
     /// stamped at its submission. A recorder may record it at once, as this default does.
-    fn task_created_later(&self, id: u32, entry: usize, state: State) {
-        self.task_created_within(id, entry, state);
+    fn task_created_later(&self, id: u32, site: Site, state: State) {
+        self.task_created_within(id, site, state);
     }
     /// The number of a new task of the calling thread (0: none; the task is not traced).
     fn task_number(&self) -> u32 {
@@ -150,17 +159,18 @@ pub trait Recorder: Send + Sync {
     fn task_execute(&self, _id: u32) {}
     /// The calling thread stops running task `id`.
     fn task_end(&self, _id: u32) {}
-    /// The calling thread begins (true) or ends its part of a worksharing construct.
-    fn worksharing(&self, _w: Worksharing, _begin: bool) {}
+    /// The calling thread begins (true) or ends its part of a worksharing construct of kind
+    /// `w` whose `ident_t` is `ident` (0 when unknown, as at an end).
+    fn worksharing(&self, _w: Worksharing, _ident: usize, _begin: bool) {}
     /// The calling thread begins its part of `w` and enters `state` (`begin`), or leaves
     /// `state` and ends its part of `w`, at one instant.
-    fn worksharing_state(&self, w: Worksharing, state: State, begin: bool) {
+    fn worksharing_state(&self, w: Worksharing, ident: usize, state: State, begin: bool) {
         if begin {
-            self.worksharing(w, true);
+            self.worksharing(w, ident, true);
             self.push(state);
         } else {
             self.pop(state);
-            self.worksharing(w, false);
+            self.worksharing(w, ident, false);
         }
     }
     /// The calling thread leaves `from` and enters `to` at one instant.
@@ -195,14 +205,47 @@ pub trait Recorder: Send + Sync {
         self.task_end(id);
         self.pop(state);
     }
+    /// The calling thread is about to sleep in the kernel (a futex wait): it runs no more
+    /// until [`thread_resume`](Self::thread_resume), and records nothing meanwhile.
+    fn thread_pause(&self) {}
+    /// The calling thread runs again.
+    fn thread_resume(&self) {}
+    /// The calling thread's CPU binding changed.
+    fn affinity_changed(&self) {}
+}
+
+/// The calling thread is about to sleep in the kernel (ovni's `OHp`): call it right before
+/// the blocking call, and [`thread_resume`] right after; nothing else is recorded between.
+#[inline]
+pub fn thread_pause() {
+    if enabled() {
+        recorder().thread_pause()
+    }
+}
+
+/// The calling thread runs again after [`thread_pause`] (ovni's `OHr`).
+#[inline]
+pub fn thread_resume() {
+    if enabled() {
+        recorder().thread_resume()
+    }
+}
+
+/// The calling thread's CPU binding changed (a place, or the program's own affinity call):
+/// a recorder notes where the thread now runs (ovni's `OAs`).
+#[inline]
+pub fn affinity_changed() {
+    if enabled() {
+        recorder().affinity_changed()
+    }
 }
 
 /// The calling thread begins its part of worksharing construct `w` and enters `state` (its
 /// chunk, section, single, loop initialisation) at one instant.
 #[inline(always)]
-pub fn worksharing_enter(w: Worksharing, state: State) {
+pub fn worksharing_enter(w: Worksharing, ident: usize, state: State) {
     if enabled() {
-        recorder().worksharing_state(w, state, true)
+        recorder().worksharing_state(w, ident, state, true)
     }
 }
 
@@ -211,7 +254,7 @@ pub fn worksharing_enter(w: Worksharing, state: State) {
 #[inline(always)]
 pub fn worksharing_leave(state: State, w: Worksharing) {
     if enabled() {
-        recorder().worksharing_state(w, state, false)
+        recorder().worksharing_state(w, 0, state, false)
     }
 }
 
@@ -279,18 +322,18 @@ pub fn leave_part_with(leaving: bool, ending: bool, what: impl FnOnce() -> (Work
         let (w, s) = what();
         let r = recorder();
         match (leaving, ending) {
-            (true, true) => r.worksharing_state(w, s, false),
+            (true, true) => r.worksharing_state(w, 0, s, false),
             (true, false) => r.pop(s),
-            _ => r.worksharing(w, false),
+            _ => r.worksharing(w, 0, false),
         }
     }
 }
 
 /// The calling thread begins its part of worksharing construct `w`, in no state of its own.
 #[inline(always)]
-pub fn worksharing_begin(w: Worksharing) {
+pub fn worksharing_begin(w: Worksharing, ident: usize) {
     if enabled() {
-        recorder().worksharing(w, true)
+        recorder().worksharing(w, ident, true)
     }
 }
 
@@ -348,7 +391,7 @@ impl Worksharing {
 #[inline(always)]
 pub fn worksharing_end(w: Worksharing) {
     if enabled() {
-        recorder().worksharing(w, false)
+        recorder().worksharing(w, 0, false)
     }
 }
 
@@ -366,21 +409,21 @@ thread_local! {
 /// A task was created: returns its trace number (0 when tracing is off, when nothing is
 /// recorded for it).
 #[inline(always)]
-pub fn task_created(entry: usize) -> u32 {
+pub fn task_created(site: Site) -> u32 {
     if !enabled() {
         return 0;
     }
-    task_created_slow(entry, Around::Nothing)
+    task_created_slow(site, Around::Nothing)
 }
 
 /// [`task_created`], and the calling thread leaves `state` (which it entered to allocate the
 /// task) at the same instant: one clock read for both.
 #[inline(always)]
-pub fn task_created_leaving(entry: usize, state: State) -> u32 {
+pub fn task_created_leaving(site: Site, state: State) -> u32 {
     if !enabled() {
         return 0;
     }
-    task_created_slow(entry, Around::Leaving(state))
+    task_created_slow(site, Around::Leaving(state))
 }
 
 /// [`task_created`] in `state` (the allocation), entered and left at the instant of the
@@ -389,11 +432,11 @@ pub fn task_created_leaving(entry: usize, state: State) -> u32 {
 /// ([`Recorder::task_created_later`]): for a task that its creator submits right after filling
 /// it in, so that a task run at once reads the clock twice (its start and its end).
 #[inline(always)]
-pub fn task_created_later(entry: usize, state: State) -> u32 {
+pub fn task_created_later(site: Site, state: State) -> u32 {
     if !enabled() {
         return 0;
     }
-    task_created_slow(entry, Around::Later(state))
+    task_created_slow(site, Around::Later(state))
 }
 
 /// The state events recorded at the instant of a task's creation.
@@ -409,7 +452,7 @@ enum Around {
 /// Numbers a new task and records its creation, with the state events `around` it (which
 /// are recorded even when the task gets no number).
 #[cold]
-fn task_created_slow(entry: usize, around: Around) -> u32 {
+fn task_created_slow(site: Site, around: Around) -> u32 {
     let r = recorder();
     let id = r.task_number();
     match (id, around) {
@@ -419,9 +462,9 @@ fn task_created_slow(entry: usize, around: Around) -> u32 {
             r.push(s);
             r.pop(s);
         }
-        (_, Around::Nothing) => r.task_created(id, entry),
-        (_, Around::Leaving(s)) => r.task_created_leaving(id, entry, s),
-        (_, Around::Later(s)) => r.task_created_later(id, entry, s),
+        (_, Around::Nothing) => r.task_created(id, site),
+        (_, Around::Leaving(s)) => r.task_created_leaving(id, site, s),
+        (_, Around::Later(s)) => r.task_created_later(id, site, s),
     }
     id
 }

@@ -14,16 +14,19 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use crate::format::{self, Event, Payload};
-use crate::{Recorder, State};
+use crate::{Recorder, Site, State};
 
+mod cpus;
 mod siglock;
 mod sink;
 mod stream;
+mod types;
 
 use stream::{BUF_BYTES, Stream, WRITER};
+use types::{created, declared_task_type, worksharing_type};
 
 /// Room kept free at the end of a buffer: the largest event (a type label, jumbo) and the
 /// flush's begin event.
@@ -32,6 +35,8 @@ const FLUSH_MARGIN: usize = 512;
 /// The process-wide recorder state.
 pub struct Ovni {
     dir: PathBuf,
+    /// The loom's CPUs, and which thread appears on which.
+    cpus: cpus::Cpus,
 }
 
 static OVNI: OnceLock<Ovni> = OnceLock::new();
@@ -60,6 +65,10 @@ impl Drop for CloseAtExit {
         if let Ok(Some(s)) = MINE.try_with(|m| m.borrow_mut().take()) {
             write_later_now(&s);
             s.close(true, false);
+            if let Some(o) = OVNI.get() {
+                // SAFETY: gettid has no preconditions.
+                o.cpus.give_back(unsafe { libc::gettid() }, s.cpu.load(Ordering::Relaxed));
+            }
         }
     }
 }
@@ -134,7 +143,8 @@ pub fn start(dir: &Path) -> Result<(), String> {
     File::create(&probe).map_err(|e| format!("cannot write in {}: {e}", proc_dir.display()))?;
     let _ = std::fs::remove_file(probe);
     CLOCK.get_or_init(calibrate);
-    if OVNI.set(Ovni { dir: proc_dir }).is_err() {
+    let cpus = cpus::Cpus::of_machine(proc_dir.parent().unwrap_or(&proc_dir));
+    if OVNI.set(Ovni { dir: proc_dir, cpus }).is_err() {
         return Err("the recorder was started twice".into());
     }
     static RECORDER: OvniRecorder = OvniRecorder;
@@ -282,9 +292,9 @@ fn open_stream() -> Option<Arc<Stream>> {
         return None;
     }
     // SAFETY: no preconditions.
-    let (tid, pid, cpu) = unsafe { (libc::gettid(), libc::getpid(), libc::sched_getcpu().max(0)) };
+    let (tid, pid) = unsafe { (libc::gettid(), libc::getpid()) };
     let dir = o.dir.join(format!("thread.{tid}"));
-    let s = match std::fs::create_dir_all(&dir).and_then(|()| Stream::create(&dir, &metadata(tid, pid))) {
+    let s = match std::fs::create_dir_all(&dir).and_then(|()| Stream::create(&dir, &metadata(o, tid, pid))) {
         Ok(s) => Arc::new(s),
         Err(e) => {
             // No stream rather than a stream without its start (a full disk): the thread
@@ -294,7 +304,11 @@ fn open_stream() -> Option<Arc<Stream>> {
             return None;
         }
     };
-    // The thread's first event is in the stream before a closer can find the stream.
+    // The thread's first event is in the stream before a closer can find the stream. It
+    // begins on the CPU it is bound to if it can be shown there (see `cpus`), else on the
+    // virtual CPU.
+    let cpu = o.cpus.take(tid, -1);
+    s.cpu.store(cpu, Ordering::Relaxed);
     append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: crate::creator(), tag: 0 });
     s.begun();
     let mut streams = siglock::lock(&WRITER.streams)?;
@@ -310,23 +324,14 @@ fn open_stream() -> Option<Arc<Stream>> {
     Some(s)
 }
 
-fn metadata(tid: i32, pid: i32) -> String {
-    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get()).max(online_cpus());
-    let cpus: Vec<String> = (0..ncpu).map(|i| format!("{{\"index\": {i}, \"phyid\": {i}}}")).collect();
+fn metadata(o: &Ovni, tid: i32, pid: i32) -> String {
     format!(
         "{{\"version\": 3, \"ovni\": {{\"lib\": {{\"version\": \"1.14.0\", \"commit\": \"oxiomp\"}}, \
          \"part\": \"thread\", \"tid\": {tid}, \"pid\": {pid}, \"loom\": \"{}\", \"app_id\": 1, \
          \"require\": {{\"ovni\": \"1.1.0\", \"openmp\": \"1.2.1\"}}, \"loom_cpus\": [{}], \"finished\": 1}}}}\n",
         hostname(),
-        cpus.join(", ")
+        o.cpus.loom_cpus_json()
     )
-}
-
-fn online_cpus() -> usize {
-    std::fs::read_to_string("/sys/devices/system/cpu/possible")
-        .ok()
-        .and_then(|s| s.trim().rsplit(['-', ',']).next().and_then(|n| n.parse::<usize>().ok()))
-        .map_or(1, |last| last + 1)
 }
 
 // `Stream::len` is only touched by the owning thread (Relaxed); `committed` publishes the
@@ -536,35 +541,6 @@ fn my_stream<'a>() -> Option<&'a Stream> {
     unsafe { stream().as_ref() }
 }
 
-thread_local! {
-    /// Task and worksharing types this thread knows are declared in the process.
-    static DECLARED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The type number of tasks whose code is at `entry`.
-fn task_type(entry: usize) -> u32 {
-    let mut h = (entry as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    h ^= h >> 29;
-    (h as u32) | 1
-}
-
-/// The label of tasks whose code is at `entry` (the symbol's name, when it has one).
-#[cold]
-fn task_label(entry: usize) -> String {
-    // SAFETY: Dl_info is a plain C struct of pointers, valid when zeroed.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the address and fills `info`; names point into the loaded
-    // objects' string tables.
-    let name = unsafe {
-        if libc::dladdr(entry as *const libc::c_void, &mut info) != 0 && !info.dli_sname.is_null() {
-            std::ffi::CStr::from_ptr(info.dli_sname).to_string_lossy().into_owned()
-        } else {
-            String::from("?")
-        }
-    };
-    format!("task {name} at {entry:#x}")
-}
-
 impl Recorder for OvniRecorder {
     fn push(&self, s: State) {
         if let Some(st) = my_stream() {
@@ -603,6 +579,14 @@ impl Recorder for OvniRecorder {
     }
     fn task_begin(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
+            // A part of a task run inside its own previous part (an untied if(0) task, which
+            // its creator runs inline, re-submits itself at a scheduling point and runs on):
+            // the task is running already, and ovni's task model has a task run once at a
+            // time, so the part is recorded as the rest of that run.
+            if st.innermost_task() == Some(id) {
+                st.nested_part(id);
+                return;
+            }
             append_events(st, [Small::state(state, true), Small::one(*b"PPx", id)], |st| {
                 st.entered(state);
                 st.task_started(id);
@@ -611,31 +595,34 @@ impl Recorder for OvniRecorder {
     }
     fn task_finish(&self, state: State, id: u32) {
         if let Some(st) = my_stream() {
+            if st.end_nested_part(id) {
+                return;
+            }
             append_events(st, [Small::one(*b"PPe", id), Small::state(state, false)], Stream::left_two);
         }
     }
-    fn task_created(&self, id: u32, entry: usize) {
+    fn task_created(&self, id: u32, site: Site) {
         let Some(st) = my_stream() else { return };
-        append_small(st, created(st, id, entry));
+        append_small(st, created(st, id, site));
     }
-    fn task_created_leaving(&self, id: u32, entry: usize, state: State) {
+    fn task_created_leaving(&self, id: u32, site: Site, state: State) {
         let Some(st) = my_stream() else { return };
-        let c = created(st, id, entry);
+        let c = created(st, id, site);
         append_events(st, [c, Small::state(state, false)], Stream::left);
     }
-    fn task_created_within(&self, id: u32, entry: usize, state: State) {
+    fn task_created_within(&self, id: u32, site: Site, state: State) {
         let Some(st) = my_stream() else { return };
-        let c = created(st, id, entry);
+        let c = created(st, id, site);
         // The state is entered and left at this instant: the stack is as before.
         append_events(st, [Small::state(state, true), c, Small::state(state, false)], |_| {});
     }
-    fn task_created_later(&self, id: u32, entry: usize, state: State) {
+    fn task_created_later(&self, id: u32, site: Site, state: State) {
         let Some(st) = my_stream() else { return };
         // At most one creation waits: an earlier one (a task allocated and not submitted
         // yet, with no event since) is written now, in order.
         write_later_now(st);
         // The type is declared now (its `POc` comes before any use of it, see `declare`).
-        st.set_later(id, declared_task_type(st, entry), state as u8);
+        st.set_later(id, declared_task_type(st, site), state as u8);
     }
     fn task_number(&self) -> u32 {
         match my_stream() {
@@ -653,18 +640,41 @@ impl Recorder for OvniRecorder {
             append_events(st, [Small::one(*b"PPe", id)], Stream::left);
         }
     }
-    fn worksharing(&self, w: crate::Worksharing, begin: bool) {
+    fn thread_pause(&self) {
+        if let Some(st) = my_stream() {
+            append_events(st, [Small::bare(*b"OHp")], Stream::paused);
+        }
+    }
+    fn thread_resume(&self) {
+        if let Some(st) = my_stream() {
+            append_events(st, [Small::bare(*b"OHr")], Stream::left);
+        }
+    }
+    fn affinity_changed(&self) {
+        let (Some(o), Some(st)) = (OVNI.get(), my_stream()) else { return };
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        // Relaxed: owner only.
+        let now = st.cpu.load(Ordering::Relaxed);
+        let new = o.cpus.take(tid, now);
+        if new != now {
+            append_small(st, Small::one(*b"OAs", new as u32));
+            st.cpu.store(new, Ordering::Relaxed);
+            o.cpus.give_back(tid, now);
+        }
+    }
+    fn worksharing(&self, w: crate::Worksharing, ident: usize, begin: bool) {
         let Some(st) = my_stream() else { return };
-        let ty = worksharing_type(st, w);
+        let ty = worksharing_type(st, w, ident, begin);
         if begin {
             append_events(st, [Small::one(*b"PQx", ty)], |st| st.worksharing_began(ty));
         } else {
             append_events(st, [Small::one(*b"PQe", ty)], Stream::left);
         }
     }
-    fn worksharing_state(&self, w: crate::Worksharing, state: State, begin: bool) {
+    fn worksharing_state(&self, w: crate::Worksharing, ident: usize, state: State, begin: bool) {
         let Some(st) = my_stream() else { return };
-        let ty = worksharing_type(st, w);
+        let ty = worksharing_type(st, w, ident, begin);
         if begin {
             append_events(st, [Small::one(*b"PQx", ty), Small::state(state, true)], |st| {
                 st.worksharing_began(ty);
@@ -674,60 +684,4 @@ impl Recorder for OvniRecorder {
             append_events(st, [Small::state(state, false), Small::one(*b"PQe", ty)], Stream::left_two);
         }
     }
-}
-
-/// The task-created event of task `id` whose code is at `entry`: its number and its type
-/// (declared in the stream if needed).
-#[inline]
-fn created(st: &Stream, id: u32, entry: usize) -> Small {
-    Small::two(*b"PPc", id, declared_task_type(st, entry))
-}
-
-/// The type number of tasks whose code is at `entry`, declared in the stream if needed.
-#[inline]
-fn declared_task_type(st: &Stream, entry: usize) -> u32 {
-    let ty = task_type(entry);
-    declare(st, ty, || task_label(entry));
-    ty
-}
-
-/// The type number of worksharing constructs of kind `w`, declared in the stream if needed.
-fn worksharing_type(st: &Stream, w: crate::Worksharing) -> u32 {
-    let tid = 0x5753_0000 | w as u32;
-    declare(st, tid, || w.label().to_string());
-    tid
-}
-
-/// Declares type `tid` (`POc`) in the stream before its first use; `label` is only computed
-/// then. The stream's small cache answers for the types its thread used last; `DECLARED`, the
-/// thread's whole list, for the others.
-#[inline]
-fn declare(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
-    if st.knows_type(tid) {
-        return;
-    }
-    let known = DECLARED.try_with(|d| d.borrow().contains(&tid)).unwrap_or(true);
-    if !known {
-        declare_slow(st, tid, label);
-    }
-    st.learn_type(tid);
-}
-
-/// ovni's emulator keeps types per process and refuses a second declaration of the same id,
-/// so each type is declared once in the whole process: by the first thread to use it, under
-/// a lock, before it publishes the id (so every other thread's use comes later in time).
-#[cold]
-fn declare_slow(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
-    static TYPES: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-    if let Ok(mut all) = TYPES.lock()
-        && !all.contains(&tid)
-    {
-        let label = label();
-        let mut b = tid.to_le_bytes().to_vec();
-        b.extend_from_slice(&label.as_bytes()[..label.len().min(250)]);
-        b.push(0);
-        append(st, *b"POc", Payload::Jumbo(b));
-        all.push(tid);
-    }
-    let _ = DECLARED.try_with(|d| d.borrow_mut().push(tid));
 }

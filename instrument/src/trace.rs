@@ -7,6 +7,11 @@ use std::path::{Path, PathBuf};
 use crate::State;
 use crate::format::{self, Event};
 
+mod check;
+mod paraver;
+
+pub use paraver::{ParaverFiles, label_value, paraver};
+
 /// One thread's stream.
 #[derive(Debug)]
 pub struct ThreadStream {
@@ -22,6 +27,16 @@ pub struct ThreadStream {
 }
 
 impl ThreadStream {
+    /// How many CPUs its metadata lists for the loom (`ovni.loom_cpus`; 0 if none).
+    pub fn loom_cpus(&self) -> usize {
+        self.metadata
+            .as_ref()
+            .ok()
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+            .and_then(|v| v.pointer("/ovni/loom_cpus").and_then(serde_json::Value::as_array).map(Vec::len))
+            .unwrap_or(0)
+    }
+
     /// Why the stream was cut short, if it was (its metadata says: a full disk, or another
     /// failed write).
     pub fn cut(&self) -> Option<String> {
@@ -113,251 +128,6 @@ impl Trace {
         let first = self.threads.iter().filter_map(|t| t.events.first()).map(|e| e.clock).min().unwrap_or(0);
         let last = self.threads.iter().filter_map(|t| t.events.last()).map(|e| e.clock).max().unwrap_or(0);
         (first, last)
-    }
-
-    /// Checks every stream; returns one message per problem (empty: the trace is valid).
-    pub fn check(&self) -> Vec<String> {
-        let mut problems = Vec::new();
-        for t in &self.threads {
-            let p = t.path.display();
-            let mut say = |i: usize, what: String| problems.push(format!("{p}: event {i}: {what}"));
-            if let Some(off) = t.truncated_at {
-                say(
-                    t.events.len(),
-                    format!("stream ends inside an event at byte offset {off} (read up to there)"),
-                );
-            }
-            match t.events.first() {
-                Some(e) if &e.mcv == b"OHx" => {}
-                Some(e) => say(0, format!("first event is {} (expected OHx, thread begins)", e.code())),
-                None => say(0, "no events".into()),
-            }
-            let mut stack: Vec<State> = Vec::new();
-            let mut ended = false;
-            let mut last = 0u64;
-            for (i, e) in t.events.iter().enumerate() {
-                if e.clock < last {
-                    say(i, format!("clock {} goes back from {}", e.clock, last));
-                }
-                last = last.max(e.clock);
-                if ended {
-                    say(i, format!("{} after the thread ended (OHe)", e.code()));
-                }
-                if &e.mcv == b"OHe" {
-                    ended = true;
-                }
-                if let Some((s, enter)) = state_of(&e.mcv) {
-                    if enter {
-                        stack.push(s);
-                    } else {
-                        match stack.pop() {
-                            Some(top) if top == s => {}
-                            Some(top) => {
-                                say(i, format!("leaves \"{}\" while in \"{}\"", s.label(), top.label()))
-                            }
-                            None => say(i, format!("leaves \"{}\" which it never entered", s.label())),
-                        }
-                    }
-                }
-            }
-            // A thread ends with nothing open: the recorder ends what its thread is still in
-            // (a worker waiting for work at exit, a task `exit()` was called from) before `OHe`.
-            let end = t.events.iter().position(|e| &e.mcv == b"OHe");
-            match end {
-                Some(i) if !stack.is_empty() => {
-                    let open: Vec<String> = stack.iter().map(|s| format!("\"{}\"", s.label())).collect();
-                    say(i, format!("the thread ends (OHe) inside {} (outermost first)", open.join(", ")))
-                }
-                Some(_) => {}
-                // A stream cut inside an event is reported above, and one cut short by a failed
-                // write below (with its metadata).
-                None if t.truncated_at.is_some() || t.cut().is_some() => {}
-                None => say(
-                    t.events.len(),
-                    "the stream ends without the thread's end (OHe): the process stopped without \
-                     closing it (killed, or it crashed)"
-                        .into(),
-                ),
-            }
-        }
-        problems.extend(self.check_tasks());
-        problems.extend(self.check_metadata());
-        problems
-    }
-
-    /// Every stream has its metadata (`stream.json`, as ovni's emulator reads it): version 3,
-    /// the thread part, the directory's tid, pid and loom, the models it requires, the library
-    /// version, `finished` 1; and each loom lists its CPUs in at least one of its streams.
-    fn check_metadata(&self) -> Vec<String> {
-        use serde_json::Value;
-        let mut problems = Vec::new();
-        let mut cpus_listed: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
-        for t in &self.threads {
-            // A stream cut short (a full disk): it ends consistently, and what it lost is said
-            // for what it is.
-            if let Some(why) = t.cut() {
-                problems.push(format!(
-                    "{}: truncated: {why} (the thread's events after the last buffer that could be \
-                     written are lost)",
-                    t.path.display()
-                ));
-            }
-            let json = t.path.with_file_name("stream.json");
-            let mut say = |what: String| problems.push(format!("{}: {what}", json.display()));
-            let text = match &t.metadata {
-                Ok(text) => text,
-                Err(e) => {
-                    problems.push(format!("{e} (every stream needs its metadata)"));
-                    continue;
-                }
-            };
-            let v: Value = match serde_json::from_str(text) {
-                Ok(v) => v,
-                Err(e) => {
-                    say(format!("not JSON: {e}"));
-                    continue;
-                }
-            };
-            let listed = cpus_listed.entry(t.loom.as_str()).or_insert(false);
-            *listed |= v.pointer("/ovni/loom_cpus").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
-            let mut want = |ptr: &str, ok: &dyn Fn(&Value) -> bool, expected: String| match v.pointer(ptr) {
-                Some(x) if ok(x) => {}
-                Some(x) => say(format!("{ptr} is {x}, expected {expected}")),
-                None => say(format!("{ptr} is missing (expected {expected})")),
-            };
-            want("/version", &|x| x.as_u64() == Some(3), "3".into());
-            want("/ovni/part", &|x| x.as_str() == Some("thread"), "\"thread\"".into());
-            want("/ovni/tid", &|x| x.as_u64() == Some(t.tid as u64), format!("{} (the directory's)", t.tid));
-            want("/ovni/pid", &|x| x.as_u64() == Some(t.pid as u64), format!("{} (the directory's)", t.pid));
-            want(
-                "/ovni/loom",
-                &|x| x.as_str() == Some(t.loom.as_str()),
-                format!("{:?} (the directory's)", t.loom),
-            );
-            want("/ovni/finished", &|x| x.as_u64() == Some(1), "1".into());
-            want("/ovni/lib/version", &|x| x.is_string(), "a version string".into());
-            want("/ovni/lib/commit", &|x| x.is_string(), "a string".into());
-            want("/ovni/require/ovni", &|x| x.is_string(), "a version string".into());
-            want("/ovni/require/openmp", &|x| x.is_string(), "a version string (the OpenMP model)".into());
-        }
-        let mut looms: Vec<_> =
-            cpus_listed.into_iter().filter(|(_, listed)| !listed).map(|(l, _)| l).collect();
-        looms.sort();
-        for l in looms {
-            problems.push(format!("loom.{l}: no stream.json of the loom lists its CPUs (ovni.loom_cpus)"));
-        }
-        problems
-    }
-
-    /// Every type is declared (`POc`) once per process, before it is used; every task is
-    /// created (`PPc`) before it runs (`PPx`, in clock order across streams), and ends (`PPe`)
-    /// on the thread that runs it, after it started.
-    fn check_tasks(&self) -> Vec<String> {
-        use std::collections::HashMap;
-        let id = |e: &Event| e.payload_u32(0);
-        let mut problems = Vec::new();
-        // Types, per process: (declared at, stream).
-        let mut types: HashMap<(u32, u32), u64> = HashMap::new();
-        for t in &self.threads {
-            for (k, e) in t.events.iter().enumerate().filter(|(_, e)| &e.mcv == b"POc") {
-                let format::Payload::Jumbo(b) = &e.payload else { continue };
-                if b.len() < 4 {
-                    continue;
-                }
-                let ty = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                if types.insert((t.pid, ty), e.clock).is_some() {
-                    problems.push(format!(
-                        "{}: event {k}: type {ty} declared a second time in process {}",
-                        t.path.display(),
-                        t.pid
-                    ));
-                }
-            }
-        }
-        for t in &self.threads {
-            for (k, e) in t.events.iter().enumerate() {
-                let ty = match &e.mcv {
-                    b"PPc" => e.payload_u32(4),
-                    b"PQx" | b"PQe" => e.payload_u32(0),
-                    _ => None,
-                };
-                let Some(ty) = ty else { continue };
-                match types.get(&(t.pid, ty)) {
-                    Some(&c) if c <= e.clock => {}
-                    _ => problems.push(format!(
-                        "{}: event {k}: {} uses type {ty}, not declared before",
-                        t.path.display(),
-                        e.code()
-                    )),
-                }
-            }
-        }
-        // Task numbers are per process.
-        let mut created: HashMap<(u32, u32), u64> = HashMap::new();
-        for t in &self.threads {
-            for e in t.events.iter().filter(|e| &e.mcv == b"PPc") {
-                if let Some(i) = id(e) {
-                    created.insert((t.pid, i), e.clock);
-                }
-            }
-        }
-        for t in &self.threads {
-            // Worksharing constructs nest like states: PQe ends the innermost PQx.
-            let mut ws: Vec<u32> = Vec::new();
-            for (k, e) in t.events.iter().enumerate() {
-                match (&e.mcv, id(e)) {
-                    (b"PQx", Some(ty)) => ws.push(ty),
-                    (b"PQe", Some(ty)) if ws.pop() != Some(ty) => problems.push(format!(
-                        "{}: event {k}: worksharing of type {ty} ends but is not the innermost one",
-                        t.path.display()
-                    )),
-                    (b"OHe", _) if !ws.is_empty() => problems.push(format!(
-                        "{}: event {k}: the thread ends (OHe) inside worksharing construct(s) of type {ws:?}",
-                        t.path.display()
-                    )),
-                    _ => {}
-                }
-            }
-        }
-        for t in &self.threads {
-            let mut running: Vec<u32> = Vec::new();
-            for (k, e) in t.events.iter().enumerate() {
-                let Some(i) = id(e) else { continue };
-                match &e.mcv {
-                    b"PPx" => {
-                        match created.get(&(t.pid, i)) {
-                            Some(&c) if c <= e.clock => {}
-                            Some(&c) => problems.push(format!(
-                                "{}: event {k}: task {i} runs at {} before it is created at {c}",
-                                t.path.display(),
-                                e.clock
-                            )),
-                            None => problems.push(format!(
-                                "{}: event {k}: task {i} runs but was never created",
-                                t.path.display()
-                            )),
-                        }
-                        running.push(i);
-                    }
-                    b"PPe" if running.pop() != Some(i) => {
-                        problems.push(format!(
-                            "{}: event {k}: task {i} ends but is not the task running here",
-                            t.path.display()
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(k) = t.events.iter().position(|e| &e.mcv == b"OHe")
-                && let Some(&i) = running.last()
-            {
-                problems.push(format!(
-                    "{}: event {k}: the thread ends (OHe) while task {i} runs (no PPe)",
-                    t.path.display()
-                ));
-            }
-        }
-        problems
     }
 
     /// Per thread, the intervals during which each state was the innermost one.
@@ -505,64 +275,6 @@ STATES_COLOR
 
 
 ";
-
-/// Paraver `.prv`, `.pcf` and `.row` contents: one row per thread, the innermost state as
-/// event type 50 with ovni's OpenMP values (0 when none), and the running task's number as
-/// event type 52 (0 when none), as ovni's emulator numbers them.
-pub fn paraver(trace: &Trace) -> (String, String, String) {
-    let (t0, t1) = trace.span();
-    let n = trace.threads.len();
-    let mut prv = format!("#Paraver (01/01/1970 at 00:00):{}_ns:1({n}):1:1({n}:1)\n", t1 - t0);
-    // (time, row, event type, value)
-    let mut recs: Vec<(u64, usize, u32, u64)> = Vec::new();
-    for (k, iv) in trace.intervals().iter().enumerate() {
-        let mut cur_end = None;
-        for i in iv {
-            if cur_end.is_some_and(|e| e < i.begin) {
-                recs.push((cur_end.unwrap_or(0), k, 50, 0));
-            }
-            recs.push((i.begin, k, 50, i.state as u64));
-            cur_end = Some(i.end);
-        }
-        if let Some(e) = cur_end {
-            recs.push((e, k, 50, 0));
-        }
-    }
-    for (k, t) in trace.threads.iter().enumerate() {
-        // The running task, innermost first: a task run inside another one shows until it
-        // ends, then the outer one again.
-        let mut running: Vec<u64> = Vec::new();
-        for e in &t.events {
-            let Some(id) = e.payload_u32(0).map(u64::from) else { continue };
-            match &e.mcv {
-                b"PPx" => {
-                    running.push(id);
-                    recs.push((e.clock, k, 52, id));
-                }
-                b"PPe" => {
-                    running.pop();
-                    recs.push((e.clock, k, 52, running.last().copied().unwrap_or(0)));
-                }
-                _ => {}
-            }
-        }
-    }
-    recs.sort_by_key(|r| (r.0, r.1, r.2));
-    for (time, k, ty, v) in recs {
-        let _ = writeln!(prv, "2:{}:1:1:{}:{}:{ty}:{v}", k + 1, k + 1, time - t0);
-    }
-    let mut pcf = String::from(PCF_HEAD);
-    pcf.push_str("EVENT_TYPE\n0    50    OpenMP subsystem (oxiomp)\nVALUES\n0      End\n");
-    for s in State::ALL {
-        let _ = writeln!(pcf, "{:<6} {}", *s as u8, s.label());
-    }
-    pcf.push_str("\nEVENT_TYPE\n0    52    OpenMP task ID (oxiomp)\n");
-    let mut row = format!("LEVEL THREAD SIZE {n}\n");
-    for t in &trace.threads {
-        let _ = writeln!(row, "THREAD {}.{}", t.pid, t.tid);
-    }
-    (prv, pcf, row)
-}
 
 fn json_str(s: &str) -> String {
     let mut o = String::from("\"");
@@ -813,13 +525,30 @@ mod tests {
                 metadata: Err("none".into()),
             }],
         };
-        let (prv, pcf, row) = paraver(&t);
+        let (threads, cpus) = paraver(&t);
+        let (prv, pcf, row) = (threads.prv, threads.pcf, threads.row);
         assert_eq!(
             prv.lines().skip(1).collect::<Vec<_>>(),
             vec!["2:1:1:1:1:10:50:19", "2:1:1:1:1:10:52:7", "2:1:1:1:1:50:50:0", "2:1:1:1:1:50:52:0"]
         );
+        // No loom CPUs listed (no metadata): the virtual CPU's row, on which the thread runs.
+        assert_eq!(cpus.row, "LEVEL THREAD SIZE 1\nvCPU 0.*\n");
+        assert_eq!(
+            cpus.prv.lines().skip(1).collect::<Vec<_>>(),
+            vec![
+                "2:1:1:1:1:0:2:2",
+                "2:1:1:1:1:0:3:1",
+                "2:1:1:1:1:10:50:19",
+                "2:1:1:1:1:10:52:7",
+                "2:1:1:1:1:50:50:0",
+                "2:1:1:1:1:50:52:0",
+                "2:1:1:1:1:60:2:0",
+                "2:1:1:1:1:60:3:0"
+            ]
+        );
         assert!(prv.starts_with("#Paraver (01/01/1970 at 00:00):60_ns:1(1):1:1(1:1)"));
         assert!(pcf.contains("19     Task: running task") && pcf.contains("52    OpenMP task ID"));
+        assert!(pcf.contains("51    OpenMP label of the ACTIVE thread"));
         assert_eq!(row, "LEVEL THREAD SIZE 1\nTHREAD 1.2\n");
         // Paraver's sections, in its order, each state with a colour.
         let heads: Vec<&str> = pcf
@@ -835,6 +564,7 @@ mod tests {
                 "STATES_COLOR",
                 "EVENT_TYPE",
                 "VALUES",
+                "EVENT_TYPE",
                 "EVENT_TYPE"
             ]
         );

@@ -55,7 +55,7 @@ fn metadata(tid: u32) -> String {
 fn ev(mcv: &[u8; 3], ms: f64) -> Event {
     let clock = T0 + (ms * MS as f64).round() as u64;
     let payload =
-        if mcv == b"OHx" { Payload::ThreadExecute { cpu: 0, creator: -1, tag: 0 } } else { Payload::None };
+        if mcv == b"OHx" { Payload::ThreadExecute { cpu: -1, creator: -1, tag: 0 } } else { Payload::None };
     Event { mcv: *mcv, clock, payload }
 }
 

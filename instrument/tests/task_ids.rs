@@ -3,14 +3,14 @@
 
 use std::sync::Mutex;
 
-use oxiomp_instrument::{Recorder, State};
+use oxiomp_instrument::{Recorder, Site, State};
 
 struct Ids(Mutex<Vec<u32>>);
 
 impl Recorder for Ids {
     fn push(&self, _: State) {}
     fn pop(&self, _: State) {}
-    fn task_created(&self, id: u32, _entry: usize) {
+    fn task_created(&self, id: u32, _site: Site) {
         self.0.lock().unwrap().push(id);
     }
 }
@@ -23,7 +23,11 @@ fn task_numbers_are_unique_across_threads() {
     // Not a multiple of the block size, so that threads leave blocks half used.
     const TASKS: usize = 5_000;
     let returned: Vec<Vec<u32>> = (0..THREADS)
-        .map(|_| std::thread::spawn(|| (0..TASKS).map(oxiomp_instrument::task_created).collect()))
+        .map(|_| {
+            std::thread::spawn(|| {
+                (0..TASKS).map(|entry| oxiomp_instrument::task_created(Site { entry, ident: 0 })).collect()
+            })
+        })
         .collect::<Vec<_>>()
         .into_iter()
         .map(|t| t.join().unwrap())

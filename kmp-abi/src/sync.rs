@@ -22,10 +22,14 @@ pub extern "C" fn __kmpc_flush(_loc: *const Ident) {
 
 /// `single`: 1 for the one thread that executes the block.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_single(_loc: *const Ident, gtid: i32) -> i32 {
+pub extern "C" fn __kmpc_single(loc: *const Ident, gtid: i32) -> i32 {
     let won = oxiomp_runtime::team::single(Thread::from_gtid(gtid));
     if won {
-        oxiomp_instrument::worksharing_enter(oxiomp_instrument::Worksharing::Single, State::Single);
+        oxiomp_instrument::worksharing_enter(
+            oxiomp_instrument::Worksharing::Single,
+            loc as usize,
+            State::Single,
+        );
     }
     won as i32
 }

@@ -39,7 +39,7 @@ fn read_deps(out: &mut Vec<Dep>, n: i32, list: *const DependInfo) {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task_alloc(
-    _loc: *const Ident,
+    loc: *const Ident,
     gtid: i32,
     flags: i32,
     sizeof_task: usize,
@@ -51,7 +51,7 @@ pub extern "C" fn __kmpc_omp_task_alloc(
     if cfg!(debug_assertions) {
         Thread::from_gtid(gtid);
     }
-    task::alloc(flags as u32, sizeof_task, sizeof_shareds, entry)
+    task::alloc(flags as u32, sizeof_task, sizeof_shareds, entry, loc as usize)
 }
 
 /// `target nowait` on the host: an ordinary task.
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn __kmpc_taskloop(
 #[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_taskloop_5(
-    _loc: *const Ident,
+    loc: *const Ident,
     gtid: i32,
     task: *mut KmpTask,
     if_val: i32,
@@ -219,6 +219,7 @@ pub unsafe extern "C" fn __kmpc_taskloop_5(
         grainsize,
         strict: modifier != 0,
         dup: task_dup,
+        ident: loc as usize,
     };
     task::taskloop::taskloop(Thread::from_gtid(gtid), task_of(task), &a)
 }

@@ -38,8 +38,8 @@ macro_rules! static_init {
             // SAFETY: clang passes valid, initialised out-parameters.
             let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
             let what = StaticKind::from_ident_flags(Ident::flags(loc));
-            let c =
-                ws::static_init(Thread::from_gtid(gtid), what, sched, lb, ub, incr as i128, chunk as i128);
+            let th = Thread::from_gtid(gtid);
+            let c = ws::static_init(th, what, loc as usize, sched, lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
             unsafe { store_chunk!(c, plast, plower, pupper, pstride, $t, $st) };
         }
@@ -63,7 +63,7 @@ macro_rules! dist_for_static_init {
         #[unsafe(no_mangle)]
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "C" fn $name(
-            _loc: *const Ident,
+            loc: *const Ident,
             gtid: i32,
             sched: i32,
             plast: *mut i32,
@@ -76,8 +76,9 @@ macro_rules! dist_for_static_init {
         ) {
             // SAFETY: valid, initialised out-parameters.
             let (lb, ub) = unsafe { (*plower as i128, *pupper as i128) };
+            let th = Thread::from_gtid(gtid);
             let (c, team_ub) =
-                ws::dist_for_static_init(Thread::from_gtid(gtid), sched, lb, ub, incr as i128, chunk as i128);
+                ws::dist_for_static_init(th, loc as usize, sched, lb, ub, incr as i128, chunk as i128);
             // SAFETY: as above.
             unsafe {
                 store_chunk!(c, plast, plower, pupper, pstride, $t, $st);
@@ -127,7 +128,7 @@ macro_rules! dispatch {
     ($init:ident, $next:ident, $fini:ident, $t:ty, $st:ty) => {
         #[unsafe(no_mangle)]
         pub extern "C" fn $init(
-            _loc: *const Ident,
+            loc: *const Ident,
             gtid: i32,
             sched: i32,
             lb: $t,
@@ -137,6 +138,7 @@ macro_rules! dispatch {
         ) {
             if !ws::dispatch_init(
                 Thread::from_gtid(gtid),
+                loc as usize,
                 sched,
                 lb as i128,
                 ub as i128,
@@ -216,10 +218,10 @@ pub extern "C" fn __kmpc_sections_init(_loc: *const Ident, gtid: i32) -> i32 {
 
 /// The next section for this thread, `n` when there is none left.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_next_section(_loc: *const Ident, gtid: i32, n: i32) -> i32 {
+pub extern "C" fn __kmpc_next_section(loc: *const Ident, gtid: i32, n: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
     if !th.sections_open() {
-        ws::sections_dispatch_init(th, n);
+        ws::sections_dispatch_init(th, loc as usize, n);
     }
     match ws::dispatch_next(th) {
         Some(c) => c.lower as i32,

@@ -40,7 +40,11 @@ pub fn bind_current_thread(cpus: &[u32]) -> bool {
         }
     }
     // SAFETY: `set` is a valid cpu_set_t of the size we pass; 0 means the calling thread.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+    let bound = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 };
+    if bound {
+        oxiomp_instrument::affinity_changed();
+    }
+    bound
 }
 
 /// A CPU set the program builds and applies itself (libomp's `kmp_affinity_mask_t` API).
@@ -98,6 +102,7 @@ impl AffinityMask {
         if rc != 0 {
             return Err(std::io::Error::last_os_error());
         }
+        oxiomp_instrument::affinity_changed();
         th.forget_place();
         Ok(())
     }

@@ -22,14 +22,14 @@ fn worksharing_states_are_exact() {
     parallel(Some(3), |_| {
         let th = Thread::current();
         // dynamic,10 over 100 iterations: 10 chunks in all.
-        assert!(ws::dispatch_init(th, 35, 0, 99, 1, 10));
+        assert!(ws::dispatch_init(th, 0, 35, 0, 99, 1, 10));
         let mut n = 0;
         while ws::dispatch_next(th).is_some() {
             n += 1;
         }
         ws::dispatch_deinit(th);
         *chunks.lock().unwrap().entry(std::thread::current().id()).or_default() += n;
-        let c = ws::static_init(th, StaticKind::Loop, 34, 0, 29, 1, 1);
+        let c = ws::static_init(th, StaticKind::Loop, 0, 34, 0, 29, 1, 1);
         assert!(c.lower <= c.upper);
         ws::static_fini(th, StaticKind::Loop);
         if team::single(th) {

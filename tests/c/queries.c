@@ -9,6 +9,8 @@
 //  omp_set_dynamic / omp_set_schedule inside a region only affect the calling
 //  implicit task (and its nested regions), not siblings or the initial task.
 #define _GNU_SOURCE
+// oxiomp-test: bound=skip
+// (omp_get_num_procs is the process's CPUs; a bound thread's own CPU set is one place.)
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>

@@ -46,3 +46,46 @@ pub fn clean_env(c: &mut Command) {
         }
     }
 }
+
+/// ovni's emulator (`ovniemu`, built from `../shared/vendor` by `scripts/setup.sh`):
+/// `$OVNIEMU`, or where the build script installs it.
+pub fn ovniemu() -> &'static Path {
+    static EMU: OnceLock<PathBuf> = OnceLock::new();
+    EMU.get_or_init(|| {
+        let p = std::env::var_os("OVNIEMU").map(PathBuf::from).unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+            home.join(".cache/ovni-1.14.0/bin/ovniemu")
+        });
+        assert!(
+            p.is_file(),
+            "ovni's emulator is missing at {} (scripts/setup.sh builds it from ../shared/vendor)",
+            p.display()
+        );
+        p
+    })
+}
+
+/// Runs ovni's emulator in its linter mode (`ovniemu -l`) on the trace in `dir`: None if it
+/// accepts it (exit 0, no error), else what it said. It writes its Paraver files into `dir`.
+pub fn ovniemu_rejects(dir: &Path) -> Option<String> {
+    let out = Command::new("timeout")
+        .args(["-k", "5", "120"])
+        .arg(ovniemu())
+        .arg("-l")
+        .arg(dir)
+        .output()
+        .expect("run ovniemu");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let errors: Vec<&str> = text.lines().filter(|l| l.contains("ERROR")).collect();
+    if out.status.success() && errors.is_empty() {
+        None
+    } else {
+        let last: Vec<&str> = text.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
+        Some(format!(
+            "ovniemu -l exit {:?}:\n{}\n...\n{}",
+            out.status.code(),
+            errors.join("\n"),
+            last.join("\n")
+        ))
+    }
+}

@@ -4,7 +4,8 @@
 //! oxiomp-trace summary DIR            per thread and state: time, share, count
 //! oxiomp-trace check   DIR            validates the trace; exit status 1 if it is not valid
 //!                                     (a stream that cannot be decoded included)
-//! oxiomp-trace paraver DIR [OUT]      OUT.prv, OUT.pcf, OUT.row (default DIR/trace)
+//! oxiomp-trace paraver DIR [OUT]      OUT.prv, OUT.pcf, OUT.row (default DIR/trace): a row per
+//!                                     thread; OUT-cpu.{prv,pcf,row}: a row per CPU
 //! oxiomp-trace chrome  DIR [OUT]      Trace Event JSON for Perfetto (default DIR/trace.json)
 //! oxiomp-trace svg     DIR [OUT]      a timeline picture (default DIR/trace.svg)
 //! ```
@@ -42,11 +43,21 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         "summary" => print!("{}", trace::summary(&t)),
         "paraver" => {
             let base = out.unwrap_or_else(|| dir.join("trace"));
-            let (prv, pcf, row) = trace::paraver(&t);
-            for (ext, text) in [("prv", prv), ("pcf", pcf), ("row", row)] {
-                write(&base.with_extension(ext), &text)?;
+            let cpu_base = base.with_file_name(format!(
+                "{}-cpu",
+                base.file_name().map_or("trace".into(), |n| n.to_string_lossy())
+            ));
+            let (threads, cpus) = trace::paraver(&t);
+            for (b, f) in [(&base, threads), (&cpu_base, cpus)] {
+                for (ext, text) in [("prv", f.prv), ("pcf", f.pcf), ("row", f.row)] {
+                    write(&b.with_extension(ext), &text)?;
+                }
             }
-            println!("wrote {}.{{prv,pcf,row}}", base.display());
+            println!(
+                "wrote {}.{{prv,pcf,row}} (threads) and {}.{{prv,pcf,row}} (CPUs)",
+                base.display(),
+                cpu_base.display()
+            );
         }
         "chrome" => {
             let p = out.unwrap_or_else(|| dir.join("trace.json"));

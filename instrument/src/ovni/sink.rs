@@ -34,7 +34,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::clock_ns;
-use super::stream::{MAX_DEPTH, TASK_MARK, WORKSHARING_MARK};
+use super::stream::{MAX_DEPTH, PAUSE_MARK, TASK_MARK, WORKSHARING_MARK};
 use crate::State;
 use crate::format;
 
@@ -421,11 +421,12 @@ pub(super) fn put_ends(out: &mut [u8], open: &[u64], clock: u64) -> usize {
 }
 
 /// Writes into `out` the event that ends stack entry `e` (a state, a running task, a part of a
-/// worksharing construct; 0: the thread itself) at `clock`; returns its size (0 for an entry
-/// that is none of these).
+/// worksharing construct, a pause; 0: the thread itself) at `clock`; returns its size (0 for an
+/// entry that is none of these).
 fn put_end(out: &mut [u8], e: u64, clock: u64) -> usize {
     let (mcv, payload) = match e & 0xff {
         0 => (*b"OHe", None),
+        PAUSE_MARK => (*b"OHr", None),
         TASK_MARK => (*b"PPe", Some((e >> 32) as u32)),
         WORKSHARING_MARK => (*b"PQe", Some((e >> 32) as u32)),
         v => match State::ALL.iter().find(|s| **s as u64 == v) {

@@ -19,7 +19,7 @@
 //! `sink.rs`'s.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::clock_ns;
@@ -39,6 +39,12 @@ pub(super) const TASK_MARK: u64 = 0x40;
 /// A stack entry's code for "in a part of a worksharing construct (type in the high half)":
 /// the closer ends it with `PQe`.
 pub(super) const WORKSHARING_MARK: u64 = 0x41;
+/// A stack entry's code for "paused" (`OHp`, sleeping in the kernel): the closer resumes the
+/// thread (`OHr`) before it ends anything else.
+pub(super) const PAUSE_MARK: u64 = 0x42;
+/// A stack entry's code for "a part of the running task (number in the high half) inside its
+/// previous part", recorded as nothing (`OvniRecorder::task_begin`): the closer writes no end.
+pub(super) const NESTED_PART_MARK: u64 = 0x43;
 /// Set in `committed` while the owner changes its state stack and writes the matching events
 /// (see `Stream::snapshot`); the word then also carries what the event may overwrite of the
 /// stack as of the committed bytes (`Stream::busy_word`).
@@ -123,6 +129,9 @@ pub(super) struct Stream {
     /// pair up with its state events (`check` verifies it on every trace the tests write).
     pub(super) open: [AtomicU64; MAX_DEPTH],
     pub(super) depth: AtomicUsize,
+    /// The loom CPU index the thread appears on (-1: the virtual CPU; `cpus`). Owner only
+    /// (Relaxed), and the owner's end.
+    pub(super) cpu: AtomicI32,
     /// Type numbers (tasks, worksharing constructs) the owner knows are declared in the
     /// process, one per slot (`type_slot`; 0: none): the few its thread uses, without a
     /// thread-local lookup per event. Owner only (Relaxed: no other thread reads them).
@@ -183,6 +192,7 @@ impl Stream {
             closed: AtomicBool::new(false),
             open: std::array::from_fn(|_| AtomicU64::new(0)),
             depth: AtomicUsize::new(0),
+            cpu: AtomicI32::new(-1),
             known_types: std::array::from_fn(|_| AtomicU32::new(0)),
             task_ids: std::array::from_fn(|_| AtomicU32::new(0)),
             later: std::array::from_fn(|_| AtomicU32::new(0)),
@@ -362,6 +372,46 @@ impl Stream {
     #[inline]
     pub(super) fn worksharing_began(&self, ty: u32) {
         self.push(WORKSHARING_MARK | (ty as u64) << 32);
+    }
+
+    /// The type of the worksharing construct the thread is in innermost, if any (owner only).
+    pub(super) fn innermost_worksharing(&self) -> Option<u32> {
+        let (depth, open) = self.stack();
+        open[..depth].iter().rev().find(|e| *e & 0xff == WORKSHARING_MARK).map(|e| (e >> 32) as u32)
+    }
+
+    /// The number of the task the thread runs innermost, if any (owner only).
+    pub(super) fn innermost_task(&self) -> Option<u32> {
+        let (depth, open) = self.stack();
+        open[..depth]
+            .iter()
+            .rev()
+            .find(|e| matches!(*e & 0xff, TASK_MARK | NESTED_PART_MARK))
+            .map(|e| (e >> 32) as u32)
+    }
+
+    /// Notes that a part of task `id` began inside its previous part (nothing is recorded:
+    /// no event goes with the mark, so a closer may see it or not alike).
+    pub(super) fn nested_part(&self, id: u32) {
+        self.push(NESTED_PART_MARK | (id as u64) << 32);
+    }
+
+    /// Ends the nested part of task `id` begun by `nested_part` if the thread is in one: true
+    /// when it was.
+    pub(super) fn end_nested_part(&self, id: u32) -> bool {
+        let d = self.depth.load(Ordering::Relaxed);
+        let top = if (1..=MAX_DEPTH).contains(&d) { self.open[d - 1].load(Ordering::Relaxed) } else { 0 };
+        let nested = top == NESTED_PART_MARK | (id as u64) << 32;
+        if nested {
+            self.left();
+        }
+        nested
+    }
+
+    /// Notes that the thread paused (ended by `left`, as a state).
+    #[inline]
+    pub(super) fn paused(&self) {
+        self.push(PAUSE_MARK);
     }
 
     /// Notes that the thread left its innermost state or mark.

@@ -36,8 +36,11 @@ fn sys_wake(addr: *const u32, n: i32) {
 /// Blocks while `*word == expected` (returns at once if it differs, on a wake, or spuriously).
 #[cfg(not(loom))]
 pub(crate) fn wait(word: &AtomicU32, expected: u32) {
+    // The thread sleeps: the trace shows it paused (ovni's thread model) until it runs again.
+    oxiomp_instrument::thread_pause();
     // SAFETY: a live, aligned AtomicU32 for the duration of the call.
     unsafe { sys_wait(word.as_ptr(), expected) }
+    oxiomp_instrument::thread_resume();
 }
 
 /// Wakes every thread blocked in [`wait`] on `word`.
@@ -58,8 +61,11 @@ fn low_half(word: &AtomicU64) -> *const u32 {
 /// wake, or spuriously). The owned mutex keeps its futex state there.
 #[cfg(not(loom))]
 pub(crate) fn wait_low(word: &AtomicU64, expected: u32) {
+    // As in `wait`.
+    oxiomp_instrument::thread_pause();
     // SAFETY: the low half of a live AtomicU64 is a live, 4-aligned u32.
     unsafe { sys_wait(low_half(word), expected) }
+    oxiomp_instrument::thread_resume();
 }
 
 /// Wakes one thread blocked in [`wait_low`] on `word`.

@@ -62,13 +62,15 @@ pub fn current(th: Thread) -> &'static Task {
 /// `kmp_task_t`. The common case (a known thread, tracing off, a block on the thread's local
 /// list) calls nothing, so it needs no stack frame; the rest (a thread the runtime does not
 /// know yet, the traced allocation with its state and the task's creation event, a block from
-/// elsewhere) is a cold copy.
+/// elsewhere) is a cold copy. `ident`: the construct's `ident_t` (its source location names
+/// the task's type in a trace), or 0.
 #[inline]
 pub fn alloc(
     flags: u32,
     sizeof_task: usize,
     sizeof_shareds: usize,
     routine: Option<Routine>,
+    ident: usize,
 ) -> *mut KmpTask {
     if !oxiomp_instrument::enabled()
         && let Some(th) = Thread::peek()
@@ -78,7 +80,7 @@ pub fn alloc(
         // SAFETY: a block of `block_size` bytes from the thread's own local free list.
         return unsafe { task::init_rested(block, n) }.kmp();
     }
-    alloc_slow(flags, sizeof_task, sizeof_shareds, routine)
+    alloc_slow(flags, sizeof_task, sizeof_shareds, routine, ident)
 }
 
 #[cold]
@@ -88,6 +90,7 @@ fn alloc_slow(
     sizeof_task: usize,
     sizeof_shareds: usize,
     routine: Option<Routine>,
+    ident: usize,
 ) -> *mut KmpTask {
     let th = Thread::current();
     let cache = th.desc().task_cache();
@@ -97,12 +100,12 @@ fn alloc_slow(
         // `CreationTrace::Instant`); any other is timed, and its creation event leaves the
         // allocation state (one clock read for both).
         if let Some(block) = cache.try_alloc(task::block_size(sizeof_task, sizeof_shareds)) {
-            let n = new_task(th, flags, sizeof_task, sizeof_shareds, routine, CreationTrace::Instant);
+            let n = new_task(th, flags, sizeof_task, sizeof_shareds, routine, CreationTrace::Instant(ident));
             // SAFETY: a block of `block_size` bytes from the thread's own local free list.
             return unsafe { task::init_rested(block, n) }.kmp();
         }
         oxiomp_instrument::task_allocation_enter();
-        trace = CreationTrace::Timed;
+        trace = CreationTrace::Timed(ident);
     }
     task::alloc(new_task(th, flags, sizeof_task, sizeof_shareds, routine, trace), cache).kmp()
 }
@@ -415,7 +418,12 @@ fn prio_cut_off(th: Thread) -> bool {
 /// chunk changes in the ICVs dies with it. `TRACED`: each chunk is a task of its own in the
 /// trace, created as it starts.
 #[inline]
-pub(crate) fn run_in_place<const TRACED: bool>(th: Thread, t: &'static Task, mut next: impl FnMut() -> bool) {
+pub(crate) fn run_in_place<const TRACED: bool>(
+    th: Thread,
+    t: &'static Task,
+    ident: usize,
+    mut next: impl FnMut() -> bool,
+) {
     debug_assert!(!t.has_icvs());
     let ctx = th.ctx();
     let parent = ctx.task;
@@ -424,7 +432,11 @@ pub(crate) fn run_in_place<const TRACED: bool>(th: Thread, t: &'static Task, mut
     // SAFETY: the task's own kmp_task_t.
     let entry = unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize);
     while next() {
-        let id = if TRACED { oxiomp_instrument::task_created(entry) } else { 0 };
+        let id = if TRACED {
+            oxiomp_instrument::task_created(oxiomp_instrument::Site { entry, ident })
+        } else {
+            0
+        };
         let ctx = th.ctx();
         ctx.task = t;
         // Each chunk's first change of an ICV saves them here (and clears the pointer).
@@ -1021,7 +1033,7 @@ unsafe extern "C" fn run_rust_body(_gtid: i32, kt: *mut KmpTask) -> i32 {
 /// safe entry point for Rust code and tests (the compiler's path is `alloc` + `submit`).
 pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
     let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<Body>();
-    let kt = alloc(flags::TIED, size, 0, Some(run_rust_body));
+    let kt = alloc(flags::TIED, size, 0, Some(run_rust_body), 0);
     // SAFETY: the task was allocated with room for a `Body` after its `kmp_task_t`, 8-aligned.
     unsafe { std::ptr::write((kt as *mut u8).add(std::mem::size_of::<KmpTask>()) as *mut Body, Box::new(f)) };
     // SAFETY: `kt` is the task just allocated.
@@ -1034,7 +1046,7 @@ pub fn spawn(th: Thread, deps: &[Dep], f: impl FnOnce() + Send + 'static) {
 /// Runs `f` as an undeferred task (`if(0)`) of the current task: the safe counterpart of
 /// `begin_if0` / the compiler's direct call / `complete_if0`.
 pub fn undeferred(th: Thread, f: impl FnOnce()) {
-    let kt = alloc(flags::TIED, std::mem::size_of::<KmpTask>(), 0, None);
+    let kt = alloc(flags::TIED, std::mem::size_of::<KmpTask>(), 0, None, 0);
     // SAFETY: `kt` is the task just allocated.
     let t: &'static Task = unsafe { Task::from_kmp(kt) };
     begin_if0(th, t);

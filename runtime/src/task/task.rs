@@ -533,14 +533,15 @@ pub(crate) enum CreationTrace {
     /// Tracing is off: no trace number, nothing recorded.
     Off,
     /// The caller entered the allocation state and timed it (the block did not come from the
-    /// thread's own list): the creation event leaves it.
-    Timed,
+    /// thread's own list): the creation event leaves it. With the construct's `ident_t`
+    /// (the task type's label), as for `Instant`.
+    Timed(usize),
     /// The block came from the thread's own list (a few loads and stores, less than the clock
     /// read that would time them): the allocation state is entered and left at the instant of
     /// the creation, and that instant is the thread's next event (the task's submission,
     /// right after clang's code fills it in; see `oxiomp_instrument::task_created_later`): a
     /// task run at once reads the clock twice in all.
-    Instant,
+    Instant(usize),
 }
 
 impl NewTask<'_> {
@@ -617,12 +618,12 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
         size,
         trace_id: match n.trace {
             CreationTrace::Off => 0,
-            CreationTrace::Timed => oxiomp_instrument::task_created_leaving(
-                n.routine.map_or(0, |r| r as usize),
+            CreationTrace::Timed(ident) => oxiomp_instrument::task_created_leaving(
+                oxiomp_instrument::Site { entry: n.routine.map_or(0, |r| r as usize), ident },
                 oxiomp_instrument::State::TaskAllocation,
             ),
-            CreationTrace::Instant => oxiomp_instrument::task_created_later(
-                n.routine.map_or(0, |r| r as usize),
+            CreationTrace::Instant(ident) => oxiomp_instrument::task_created_later(
+                oxiomp_instrument::Site { entry: n.routine.map_or(0, |r| r as usize), ident },
                 oxiomp_instrument::State::TaskAllocation,
             ),
         },

@@ -24,6 +24,8 @@ pub struct TaskloopArgs {
     pub grainsize: u64,
     pub strict: bool,
     pub dup: Option<DupFn>,
+    /// The construct's `ident_t` (it names the chunks' task type in a trace), or 0.
+    pub ident: usize,
 }
 
 /// Iterations of the loop `lb..=ub` by `st` (in the runtime's unsigned arithmetic).
@@ -97,6 +99,8 @@ struct Loop {
     leaf: u64,
     /// The encountering call plus the range tasks not finished.
     users: AtomicU32,
+    /// The construct's `ident_t` (see `TaskloopArgs::ident`).
+    ident: usize,
 }
 
 impl Loop {
@@ -186,6 +190,7 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
         // A few ranges per thread: enough to balance, few enough to cost nothing.
         leaf: (n / (nthreads as u64 * 8)).max(1),
         users: AtomicU32::new(1),
+        ident: a.ident,
     }));
     if n > 0 {
         // SAFETY: we are a user: the loop is alive.
@@ -241,7 +246,7 @@ fn run_chunks_as<const TRACED: bool>(th: Thread, l: &Loop, k0: u64, k1: u64) {
         });
         // The block's first chunk is ready; each later one is copied from the pattern again.
         let mut first = true;
-        super::run_in_place::<TRACED>(th, c, || {
+        super::run_in_place::<TRACED>(th, c, l.ident, || {
             if !std::mem::replace(&mut first, false) {
                 if k == k1 || super::cancelled_in(group, team) {
                     return false;
@@ -292,7 +297,7 @@ fn spawn_range(th: Thread, l: &Loop, k0: u64, k1: u64) {
     // The loop is released by the destructors thunk, which runs even when the task is
     // cancelled before its body could.
     let flags = task::flags::TIED | task::flags::DESTRUCTORS | (l.pattern.flags & task::flags::PRIORITY);
-    let kt = super::alloc(flags, std::mem::size_of::<RangeTask>(), 0, Some(run_range_task));
+    let kt = super::alloc(flags, std::mem::size_of::<RangeTask>(), 0, Some(run_range_task), 0);
     // SAFETY: allocated with room for a RangeTask; the task is not shared yet.
     unsafe {
         let r = kt as *mut RangeTask;

@@ -265,7 +265,7 @@ unsafe extern "C" fn untied_entry(gtid: i32, kt: *mut KmpTask) -> i32 {
 /// A new untied task whose entry is `untied_entry` with `probe`.
 fn untied_task(probe: &UntiedProbe) -> &'static Task {
     let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<*const UntiedProbe>();
-    let kt = alloc(0, size, 0, Some(untied_entry));
+    let kt = alloc(0, size, 0, Some(untied_entry), 0);
     // SAFETY: room for the pointer was allocated; the task is not submitted yet.
     unsafe {
         *(kt.add(1) as *mut *const UntiedProbe) = probe;
@@ -322,7 +322,7 @@ fn a_second_submission_is_refused() {
     alone_in_a_pair(|th| {
         // As `spawn` does, keeping the task.
         let size = std::mem::size_of::<KmpTask>() + std::mem::size_of::<Body>();
-        let kt = alloc(flags::TIED, size, 0, Some(run_rust_body));
+        let kt = alloc(flags::TIED, size, 0, Some(run_rust_body), 0);
         let r = runs.clone();
         let body: Body = Box::new(move || {
             r.fetch_add(1, Ordering::Relaxed);
@@ -358,7 +358,7 @@ fn a_tied_task_resubmitting_itself_is_refused() {
     }
     parallel(Some(1), |_| {
         let th = Thread::current();
-        let kt = alloc(flags::TIED, std::mem::size_of::<KmpTask>(), 0, Some(entry));
+        let kt = alloc(flags::TIED, std::mem::size_of::<KmpTask>(), 0, Some(entry), 0);
         // SAFETY: just allocated.
         submit(th, unsafe { Task::from_kmp(kt) }, &mut Vec::new()).unwrap();
         taskwait(th);

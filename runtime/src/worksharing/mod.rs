@@ -47,9 +47,12 @@ impl StaticKind {
 
 /// `__kmpc_for_static_init_*`: the calling thread's part of a static loop. `distribute`
 /// schedules split the loop over the teams of the league instead of the threads of the team.
+/// `ident`: the construct's `ident_t` (its source location names it in a trace), or 0.
+#[allow(clippy::too_many_arguments)]
 pub fn static_init(
     th: Thread,
     what: StaticKind,
+    ident: usize,
     sched: i32,
     lb: i128,
     ub: i128,
@@ -65,7 +68,7 @@ pub fn static_init(
     th.ctx().ws_count += 1;
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
     end_left_loop(th);
-    oxiomp_instrument::worksharing_enter(what.worksharing(), what.state());
+    oxiomp_instrument::worksharing_enter(what.worksharing(), ident, what.state());
     c
 }
 
@@ -98,6 +101,7 @@ impl StaticKind {
 /// by `sched`. Returns the thread's chunk and the upper bound of the team's block.
 pub fn dist_for_static_init(
     th: Thread,
+    ident: usize,
     sched: i32,
     lb: i128,
     ub: i128,
@@ -116,7 +120,7 @@ pub fn dist_for_static_init(
     );
     // Also for a team whose block is empty: the thread is in the loop (its state entered)
     // until the `__kmpc_for_static_fini` that follows, as for any static loop.
-    let mut c = static_init(th, StaticKind::Loop, sched, t.lower, t.upper, incr, chunk);
+    let mut c = static_init(th, StaticKind::Loop, ident, sched, t.lower, t.upper, incr, chunk);
     c.last &= t.last;
     (c, t.upper)
 }
@@ -136,16 +140,18 @@ pub fn team_static_init(th: Thread, lb: i128, ub: i128, incr: i128, chunk: i128)
 }
 
 /// `__kmpc_dispatch_init_*`. Returns false (and starts nothing) for an unknown schedule.
-pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
+/// `ident`: as for [`static_init`].
+pub fn dispatch_init(th: Thread, ident: usize, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
     end_left_loop(th);
     th.ctx().loop_open = true;
     // Sections handed out as a loop have no initialisation state (ovni's model has none).
     let sections = th.ctx().sections_open;
     if sections {
-        oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::Sections);
+        oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::Sections, ident);
     } else {
         oxiomp_instrument::worksharing_enter(
             oxiomp_instrument::Worksharing::ForDynamic,
+            ident,
             oxiomp_instrument::State::DynamicForInit,
         );
     }
@@ -177,10 +183,10 @@ pub fn dispatch_init(th: Thread, sched: i32, lb: i128, ub: i128, st: i128, chunk
 
 /// The first `__kmpc_next_section` of a sections construct of `n` sections: they are handed
 /// out like a `dynamic,1` loop over `0..n`, traced as sections.
-pub fn sections_dispatch_init(th: Thread, n: i32) {
+pub fn sections_dispatch_init(th: Thread, ident: usize, n: i32) {
     end_left_loop(th);
     th.set_sections_open(true);
-    dispatch_init(th, 35, 0, n as i128 - 1, 1, 1);
+    dispatch_init(th, ident, 35, 0, n as i128 - 1, 1, 1);
 }
 
 /// How the thread's dispatched loop is traced: its construct and the state of each chunk
