@@ -769,14 +769,115 @@ fn trace_directory_default_and_unwritable() {
     assert!(!cwd.join("ovni").exists(), "nothing written in the default directory instead");
 }
 
+/// Each process of a traced program records into its own `proc.<pid>` directory, as ovni's
+/// layout has it (`tests/trace/trace_fork.c`): children forked outside a region, from a
+/// region's user code (on the primary thread and on a worker: the child's thread begins inside
+/// the states it forked in, and names no creator) and from such a child before it recorded
+/// anything (it passes the same states on), and grandchildren. A child forked inside a task
+/// (whose trace would begin inside a task it never created) records nothing, nor does one that
+/// only execs (even re-bound to a CPU by the runtime's fork handler); one that ends with
+/// `_exit` (closing nothing) leaves its streams unpublished, out of the trace. The parent's
+/// trace is untouched. Each process's threads all appear once, every stream ends once, each
+/// process declares the types it uses, the CPU claims are the loom's shared file, and ovni's
+/// emulator takes the whole trace, with the threads bound to CPUs and not.
 #[test]
-fn a_forked_child_leaves_the_parents_trace_alone() {
-    let (t, _) = traced_run("trace_fork", "2", true);
-    // Only the parent's process, its two threads, each stream ending once.
-    assert!(t.threads.iter().all(|th| th.pid == t.threads[0].pid));
-    assert_eq!(t.threads.len(), 2);
-    for th in &t.threads {
-        assert_eq!(th.events.iter().filter(|e| &e.mcv == b"OHe").count(), 1, "thread {}", th.tid);
+fn forked_children_write_their_own_process_streams() {
+    for bind in [false, true] {
+        let exe = build("trace_fork", "2");
+        let tdir = trace_dir(&format!("trace_fork-bound-{bind}"), "2");
+        let mut c = traced_command(&["timeout", "-k", "5", "60"], &exe, "2", Some(&tdir));
+        if bind {
+            c.env("OMP_PROC_BIND", "true");
+        }
+        assert!(c.status().unwrap().success(), "trace_fork, bound: {bind}");
+        let what = format!("trace_fork, bound: {bind}");
+        let t = read_checked(&tdir, &what);
+        assert_eq!(common::ovniemu_rejects(&tdir), None, "{what}");
+        let loom = t.threads[0].path.ancestors().nth(3).unwrap().to_path_buf();
+        assert!(loom.join("cpus.oxiomp").is_file(), "{what}: the CPU claims are shared through the loom");
+        let mut pids: Vec<u32> = t.threads.iter().map(|th| th.pid).collect();
+        pids.sort();
+        pids.dedup();
+        // The child that ended with `_exit`: its two threads' streams, hidden.
+        assert_eq!(t.unpublished.len(), 2, "{what}: {:?}", t.unpublished);
+        let quick = t.unpublished[0].parent().unwrap();
+        assert!(t.unpublished.iter().all(|u| u.parent() == Some(quick)), "{what}: {:?}", t.unpublished);
+        let quick_pid: u32 = quick.file_name().unwrap().to_str().unwrap()["proc.".len()..].parse().unwrap();
+        assert!(!pids.contains(&quick_pid), "{what}");
+        // No other process directory: nothing of the child forked in a task, or of the one
+        // that only execs.
+        let mut dirs: Vec<u32> = std::fs::read_dir(&loom)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("proc.")?.parse().ok())
+            .collect();
+        dirs.sort();
+        let mut want = pids.clone();
+        want.push(quick_pid);
+        want.sort();
+        assert_eq!(dirs, want, "{what}: process directories");
+        let of = |pid: u32| t.threads.iter().filter(move |th| th.pid == pid);
+        let count = |pid: u32, mcv: &[u8; 3]| -> usize {
+            of(pid).map(|th| th.events.iter().filter(|e| &e.mcv == mcv).count()).sum()
+        };
+        let regions = |pid: u32| count(pid, State::ForkCall.ovni_mcv());
+        // A process's initial thread's states, in order.
+        let states = |pid: u32| -> Vec<(bool, State)> {
+            let th = of(pid).find(|th| th.tid == pid).expect("the process's initial thread");
+            th.events.iter().filter_map(|e| trace::state_of(&e.mcv)).map(|(s, enter)| (enter, s)).collect()
+        };
+        let (attached, user, worker) = (State::Attached, State::UserMicrotask, State::WorkerLoop);
+        let find = |what: &str, n: usize, f: &dyn Fn(u32) -> bool| -> Vec<u32> {
+            let found: Vec<u32> = pids.iter().copied().filter(|&p| f(p)).collect();
+            assert_eq!(found.len(), n, "{what}: {found:?} of {pids:?}");
+            found
+        };
+        let parent = find("the parent", 1, &|p| states(p).first() == Some(&(true, State::Init)))[0];
+        let child = find("the child with tasks", 1, &|p| count(p, b"PPc") == 4)[0];
+        let grandchild = find("the grandchild", 1, &|p| count(p, State::StaticForChunk.ovni_mcv()) > 0)[0];
+        // Forked by the primary thread in a region, and that child's own child.
+        let in_region =
+            find("children forked in a region", 2, &|p| states(p)[..2] == [(true, attached), (true, user)]);
+        let from_worker =
+            find("the child forked by a worker", 1, &|p| states(p)[..2] == [(true, worker), (true, user)])[0];
+        let mut all = vec![parent, child, grandchild, in_region[0], in_region[1], from_worker];
+        all.sort();
+        all.dedup();
+        assert_eq!(all, pids, "{what}: every process is one of these");
+        // A child forked in a region begins in the states its parent's thread was in, runs
+        // its own region inside them, and ends them.
+        for &pid in in_region.iter().chain([&from_worker]) {
+            let s = states(pid);
+            assert_eq!(s[2], (true, State::ForkCall), "{what}: {pid}");
+            assert_eq!(s[s.len() - 2..], [(false, user), (false, s[0].1)], "{what}: {pid}");
+            assert_eq!(regions(pid), 1, "{what}: {pid}");
+            // No thread of the child started its first thread.
+            let first = of(pid).find(|th| th.tid == pid).unwrap();
+            let creator = match first.events[0].payload {
+                Payload::ThreadExecute { creator, .. } => creator,
+                _ => panic!("{what}: {pid} begins without OHx"),
+            };
+            assert_eq!(creator, -1, "{what}: {pid}");
+        }
+        for &pid in &pids {
+            assert_eq!(of(pid).count(), 2, "{what}: process {pid} has its two threads");
+            assert!(of(pid).all(|th| th.events.first().is_some_and(|e| &e.mcv == b"OHx")), "{what}");
+            for th in of(pid) {
+                assert_eq!(
+                    th.events.iter().filter(|e| &e.mcv == b"OHe").count(),
+                    1,
+                    "{what}: thread {}",
+                    th.tid
+                );
+            }
+            // Each process declares its own types (ovni keeps them per process).
+            let used = count(pid, b"PPc") + count(pid, b"PQx");
+            assert_eq!(used > 0, count(pid, b"POc") > 0, "{what}: process {pid}");
+        }
+        assert_eq!(regions(parent), 2, "{what}");
+        assert_eq!(regions(child), 1, "{what}");
+        assert_eq!(regions(grandchild), 1, "{what}");
+        // The parent's task (the fork inside it) is the parent's alone.
+        assert_eq!(count(parent, b"PPc"), 1, "{what}");
     }
 }
 

@@ -540,8 +540,8 @@ fn recorder() -> &'static dyn Recorder {
     *RECORDER.get().expect("instrument: enabled without a recorder")
 }
 
-/// Stops recording in this process (a child made by `fork` must not write into its parent's
-/// streams).
+/// Stops recording in this process (a child forked where its trace could not begin: see the
+/// recorder's fork handler).
 pub(crate) fn disable() {
     ENABLED.store(false, Ordering::Relaxed);
 }

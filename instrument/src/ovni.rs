@@ -2,8 +2,10 @@
 //! handed to the process's writer thread, which appends it to
 //! `$OVNI_TRACEDIR/loom.<host>/proc.<pid>/thread.<tid>/stream.obs`, while the thread goes on in
 //! its second buffer (`stream`: the protocol). What is left is written when the thread ends
-//! and when the process exits; `stream.json` next to it carries the metadata. The format is
-//! ovni's (see `format`), so ovni's emulator reads these traces unchanged.
+//! and when the process exits; `stream.json` next to it carries the metadata (published when
+//! the first events reach the file: `sink`). The format is ovni's (see `format`), so ovni's
+//! emulator reads these traces unchanged. A forked child records into a directory of its own
+//! (`after_fork_in_child`).
 //!
 //! Recording an event is a clock read and a few stores into the thread's buffer: no lock, no
 //! allocation, no system call (but a wake-up of the writer once per buffer). Each stream
@@ -13,7 +15,7 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::format::{self, Event, Payload};
@@ -25,25 +27,74 @@ mod sink;
 mod stream;
 mod types;
 
-use stream::{BUF_BYTES, Stream, WRITER};
-use types::{created, declared_task_type, worksharing_type};
+use stream::{BUF_BYTES, Stream, Writer};
+use types::{Types, created, declared_task_type, worksharing_type};
 
 /// Room kept free at the end of a buffer: the largest event (a type label, jumbo) and the
 /// flush's begin event.
 const FLUSH_MARGIN: usize = 512;
 
-/// The process-wide recorder state.
+/// The process-wide recorder state. A process forked by a traced one gets its own (see
+/// `after_fork_in_child`): everything a thread of the parent may have held at the fork (the
+/// writer's and the types' locks, streams half handed over) stays behind in the parent's.
 pub struct Ovni {
+    /// The process's directory, `loom.<host>/proc.<pid>` (made by `start`, or in a forked
+    /// child when its first stream opens).
     dir: PathBuf,
-    /// The loom's CPUs, and which thread appears on which.
+    /// The loom's CPUs, and which thread appears on which (shared by the processes of the
+    /// loom through a file, see `cpus`).
     cpus: cpus::Cpus,
+    /// Writes the buffers the process's threads hand over, and lists their streams.
+    writer: Writer,
+    /// The task and worksharing types declared in the process's streams.
+    types: Types,
+    /// Set once the process closes its streams: no stream opens after (`open_stream`).
+    closing: AtomicBool,
+    /// Whether the process said that its trace was cut short (once, `sink`).
+    warned: AtomicBool,
 }
 
-static OVNI: OnceLock<Ovni> = OnceLock::new();
+impl Ovni {
+    /// The recorder state of process `pid`, whose streams go to `loom_dir/proc.<pid>`.
+    fn new(loom_dir: &Path, pid: i32, cpus: cpus::Cpus) -> Ovni {
+        Ovni {
+            dir: loom_dir.join(format!("proc.{pid}")),
+            cpus,
+            writer: Writer::new(),
+            types: Types::new(),
+            closing: AtomicBool::new(false),
+            warned: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The process's recorder state: null until tracing starts, and in a forked child that
+/// records nothing; else a leaked `Ovni`, never freed (a stream may point at its writer
+/// until the process ends).
+static OVNI: AtomicPtr<Ovni> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The process's recorder state, if it records.
+#[inline]
+fn ovni() -> Option<&'static Ovni> {
+    // Acquire: pairs with the Release store that published it (its fields written before).
+    let p = OVNI.load(Ordering::Acquire);
+    // SAFETY: null or a leaked `Box<Ovni>`, never freed.
+    unsafe { p.as_ref() }
+}
+
+/// Publishes `o` as the process's recorder state (leaked: see `OVNI`).
+fn publish(o: Option<Ovni>) {
+    let p = o.map_or(std::ptr::null_mut(), |o| Box::into_raw(Box::new(o)));
+    // Release: see `ovni`.
+    OVNI.store(p, Ordering::Release);
+}
 
 thread_local! {
     static MINE: RefCell<Option<Arc<Stream>>> = const { RefCell::new(None) };
     static CLOSE_AT_EXIT: CloseAtExit = const { CloseAtExit };
+    /// The states a thread that forked was in, outermost first: its stream in the child
+    /// begins inside them (`after_fork_in_child`).
+    static FORKED_INSIDE: RefCell<Vec<State>> = const { RefCell::new(Vec::new()) };
 }
 
 // The same stream as `MINE`, for the hot path (one load, no borrow flag): null before the
@@ -58,14 +109,11 @@ struct CloseAtExit;
 
 impl Drop for CloseAtExit {
     fn drop(&mut self) {
-        if FORKED.load(Ordering::Relaxed) {
-            return;
-        }
         fast::set(NO_STREAM);
         if let Ok(Some(s)) = MINE.try_with(|m| m.borrow_mut().take()) {
             write_later_now(&s);
             s.close(true, false);
-            if let Some(o) = OVNI.get() {
+            if let Some(o) = ovni() {
                 // SAFETY: gettid has no preconditions.
                 o.cpus.give_back(unsafe { libc::gettid() }, s.cpu.load(Ordering::Relaxed));
             }
@@ -136,22 +184,24 @@ pub fn clock_ns() -> u64 {
 pub fn start(dir: &Path) -> Result<(), String> {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    let host = hostname();
-    let proc_dir = dir.join(format!("loom.{host}")).join(format!("proc.{pid}"));
+    let loom_dir = dir.join(format!("loom.{}", hostname()));
+    let proc_dir = loom_dir.join(format!("proc.{pid}"));
     std::fs::create_dir_all(&proc_dir).map_err(|e| format!("cannot create {}: {e}", proc_dir.display()))?;
-    let probe = proc_dir.join(".oxiomp-probe");
-    File::create(&probe).map_err(|e| format!("cannot write in {}: {e}", proc_dir.display()))?;
+    // After the loom's directory exists: the CPU claims are a file there.
+    let o = Ovni::new(&loom_dir, pid, cpus::Cpus::of_machine(&loom_dir));
+    let probe = o.dir.join(".oxiomp-probe");
+    File::create(&probe).map_err(|e| format!("cannot write in {}: {e}", o.dir.display()))?;
     let _ = std::fs::remove_file(probe);
     CLOCK.get_or_init(calibrate);
-    let cpus = cpus::Cpus::of_machine(proc_dir.parent().unwrap_or(&proc_dir));
-    if OVNI.set(Ovni { dir: proc_dir, cpus }).is_err() {
+    if ovni().is_some() {
         return Err("the recorder was started twice".into());
     }
+    publish(Some(o));
     static RECORDER: OvniRecorder = OvniRecorder;
     if !crate::install(&RECORDER) {
+        publish(None);
         return Err("another recorder is installed".into());
     }
-    WRITER.start();
     // SAFETY: registering a plain extern "C" function.
     unsafe { libc::atexit(close_all_at_exit) };
     install_signal_handlers();
@@ -160,14 +210,61 @@ pub fn start(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Set in a child made by `fork`: the streams are the parent's, left alone.
-static FORKED: AtomicBool = AtomicBool::new(false);
-
-/// A forked child stops recording and never writes the parent's streams (its own trace would
-/// need a new process directory; a child that execs starts afresh anyway).
+/// A process forked by a traced one records into its own directory, `proc.<its pid>`, next
+/// to its parent's, with an `Ovni` of its own: the parent's streams, writer and types stay the
+/// parent's (they may be half-updated by threads the child does not have, and the parent
+/// writes them). The thread that forked forgets its stream (never closed or freed here: its
+/// file and buffers are the parent's) and the types it knew, and opens a new stream at its
+/// next event, like a new thread. Nothing is made before then: a child that only execs
+/// leaves no trace of its own.
+///
+/// The thread's new stream begins inside the states it forked in (the program's initial
+/// thread is always in one, "attached"; a fork in a parallel region is inside its user code),
+/// entered again after its `OHx`, so that their ends have their beginnings in the child's
+/// trace; a thread that forks again before its next event passes the same states on. It is
+/// the child's first thread: no thread of the child started it. A fork inside a task or a
+/// worksharing construct would need the task's creation or the construct's beginning in the
+/// child, which ovni's model has no way to say: that child records nothing (nor does one
+/// forked while the thread was opening its stream, from a signal handler).
+///
+/// Runs in the child, which has one thread. It must run before any other fork handler that
+/// records (the runtime's registers after the recorder starts, so runs after it); one the
+/// program registered before the runtime started runs before it, and what that records goes
+/// nowhere (see `Stream::foreign`).
 extern "C" fn after_fork_in_child() {
-    FORKED.store(true, Ordering::Relaxed);
-    crate::disable();
+    let Some(parent) = ovni() else { return };
+    fast::set(std::ptr::null());
+    types::forget_declared();
+    crate::thread_started_by(-1);
+    // The thread's stream, if it has one (an Err: it cannot be taken).
+    let taken = MINE.try_with(|m| m.try_borrow_mut().map(|mut m| m.take()).map_err(|_| ()));
+    let replay = match taken {
+        Ok(Ok(Some(s))) => {
+            let states = s.open_states();
+            // The parent's: never closed or freed here.
+            std::mem::forget(s);
+            states.map(Some)
+        }
+        // No stream since the last fork, if any: the states to enter are still the same.
+        Ok(Ok(None)) => Some(None),
+        Ok(Err(())) | Err(_) => None,
+    };
+    let recorded = match replay {
+        Some(Some(states)) => {
+            FORKED_INSIDE.try_with(|f| f.try_borrow_mut().map(|mut f| *f = states).is_ok()).unwrap_or(false)
+        }
+        Some(None) => true,
+        None => false,
+    };
+    if !recorded {
+        publish(None);
+        crate::disable();
+        return;
+    }
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let loom_dir = parent.dir.parent().unwrap_or(&parent.dir);
+    publish(Some(Ovni::new(loom_dir, pid, parent.cpus.for_child())));
 }
 
 /// The dispositions SIGINT and SIGTERM had before ours (restored before re-raising).
@@ -227,30 +324,28 @@ extern "C" fn close_all_at_exit() {
     close_all(false);
 }
 
-/// Set once the process closes its streams: no stream opens after (`open_stream`).
-static CLOSING: AtomicBool = AtomicBool::new(false);
-
 /// Closes every stream. From a signal handler (`in_signal`) a lock is waited for a bounded
 /// time only, and not at all when the interrupted thread is taking it.
 fn close_all(in_signal: bool) {
-    if FORKED.load(Ordering::Relaxed) || OVNI.get().is_none() {
-        return;
-    }
+    let Some(o) = ovni() else { return };
     // Relaxed: the registry's lock orders it (this thread takes and gives back the lock below,
     // after the store; `open_stream` reads it with the lock held).
-    CLOSING.store(true, Ordering::Relaxed);
+    o.closing.store(true, Ordering::Relaxed);
     let mut i = 0;
     loop {
         // The registry's lock is held only to take one stream: closing may wait for the
         // writer, which takes the registry's lock between streams.
         let s = if in_signal {
-            siglock::lock_in_signal(&WRITER.streams, 1000)
+            siglock::lock_in_signal(&o.writer.streams, 1000)
         } else {
-            siglock::lock(&WRITER.streams)
+            siglock::lock(&o.writer.streams)
         }
         .and_then(|v| v.get(i).cloned());
         let Some(s) = s else { return };
         s.close(false, in_signal);
+        // The thread records nothing more: its CPU is free for the threads of other processes
+        // of the loom (its own end, if it comes, gives it back too, harmlessly).
+        o.cpus.give_back(s.tid, s.cpu.load(Ordering::Relaxed));
         i += 1;
     }
 }
@@ -286,15 +381,19 @@ fn open_mine(p: *const Stream) -> *const Stream {
 
 #[cold]
 fn open_stream() -> Option<Arc<Stream>> {
-    let o = OVNI.get()?;
+    let o = ovni()?;
     // Relaxed: a hint here (looked at again under the registry's lock below).
-    if CLOSING.load(Ordering::Relaxed) {
+    if o.closing.load(Ordering::Relaxed) {
         return None;
     }
+    // The writer starts with the process's first stream (in a forked child too).
+    o.writer.start();
     // SAFETY: no preconditions.
     let (tid, pid) = unsafe { (libc::gettid(), libc::getpid()) };
     let dir = o.dir.join(format!("thread.{tid}"));
-    let s = match std::fs::create_dir_all(&dir).and_then(|()| Stream::create(&dir, &metadata(o, tid, pid))) {
+    let s = match std::fs::create_dir_all(&dir)
+        .and_then(|()| Stream::create(&dir, &metadata(o, tid, pid), &o.writer))
+    {
         Ok(s) => Arc::new(s),
         Err(e) => {
             // No stream rather than a stream without its start (a full disk): the thread
@@ -311,10 +410,14 @@ fn open_stream() -> Option<Arc<Stream>> {
     s.cpu.store(cpu, Ordering::Relaxed);
     append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: crate::creator(), tag: 0 });
     s.begun();
-    let mut streams = siglock::lock(&WRITER.streams)?;
+    // The thread that forked begins inside the states it forked in.
+    for st in FORKED_INSIDE.try_with(|f| f.take()).unwrap_or_default() {
+        append_events(&s, [Small::state(st, true)], |s| s.entered(st));
+    }
+    let mut streams = siglock::lock(&o.writer.streams)?;
     // Once the process closes its streams (exit, a signal), a thread records nothing more:
     // a stream opened then (a region run by a later exit handler) would never be closed.
-    if CLOSING.load(Ordering::Relaxed) {
+    if o.closing.load(Ordering::Relaxed) {
         drop(streams);
         // Nothing of it is written: no stream of a thread that recorded nothing.
         let _ = std::fs::remove_dir_all(&dir);
@@ -651,7 +754,18 @@ impl Recorder for OvniRecorder {
         }
     }
     fn affinity_changed(&self) {
-        let (Some(o), Some(st)) = (OVNI.get(), my_stream()) else { return };
+        // A thread that has not recorded yet begins where it is bound then (`open_stream`):
+        // no stream is opened for this (a child forked by a traced process, re-bound by the
+        // runtime's fork handler, that only execs, leaves none). A closed stream says nothing
+        // more, and its claim is given back already.
+        let p = fast::get();
+        if p.is_null() || p == NO_STREAM {
+            return;
+        }
+        let (Some(o), Some(st)) = (ovni(), my_stream()) else { return };
+        if st.closed.load(Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
         // Relaxed: owner only.

@@ -49,6 +49,11 @@ impl ThreadStream {
 #[derive(Debug, Default)]
 pub struct Trace {
     pub threads: Vec<ThreadStream>,
+    /// The directories of streams never published (their metadata still `.stream.json`):
+    /// threads of a process that ended without closing them (`_exit`, a crash, an `exec`)
+    /// before any of their events reached the file, or whose metadata could not be renamed
+    /// (the process warned then). Nothing of them is in the trace.
+    pub unpublished: Vec<PathBuf>,
 }
 
 fn id_of(name: &str, prefix: &str) -> Option<String> {
@@ -92,6 +97,11 @@ impl Trace {
                     else {
                         continue;
                     };
+                    let json = th.join("stream.json");
+                    if !json.exists() && th.join(".stream.json").exists() {
+                        t.unpublished.push(th);
+                        continue;
+                    }
                     let path = th.join("stream.obs");
                     let decoded = std::fs::read(&path)
                         .map_err(|e| format!("{}: {e}", path.display()))
@@ -103,7 +113,6 @@ impl Trace {
                             continue;
                         }
                     };
-                    let json = th.join("stream.json");
                     t.threads.push(ThreadStream {
                         loom: loom.clone(),
                         pid: pid.parse().unwrap_or(0),
@@ -118,7 +127,17 @@ impl Trace {
             }
         }
         if t.threads.is_empty() && unreadable.is_empty() {
-            return Err(format!("{}: no thread streams (loom.*/proc.*/thread.*/stream.obs)", dir.display()));
+            let why = match t.unpublished.len() {
+                0 => String::new(),
+                n => format!(
+                    "; {n} never published: their process ended without closing them (_exit, a crash) \
+                     before any of their events were written"
+                ),
+            };
+            return Err(format!(
+                "{}: no thread streams (loom.*/proc.*/thread.*/stream.obs){why}",
+                dir.display()
+            ));
         }
         Ok((t, unreadable))
     }
@@ -524,6 +543,7 @@ mod tests {
                 truncated_at: None,
                 metadata: Err("none".into()),
             }],
+            unpublished: Vec::new(),
         };
         let (threads, cpus) = paraver(&t);
         let (prv, pcf, row) = (threads.prv, threads.pcf, threads.row);

@@ -155,7 +155,9 @@ impl Runtime {
     fn init() -> &'static Runtime {
         let rt = Self::init_settings();
         // After RUNTIME is set: a fork handler that finds no runtime has taken no lock, and
-        // one that finds it took both (the runtime never goes away).
+        // one that finds it took both (the runtime never goes away). And after the trace
+        // recorder started (in `init_settings`): its child handler, which gives the child
+        // streams of its own, must run before this one, whose re-binding it records.
         static FORK_HANDLERS: std::sync::Once = std::sync::Once::new();
         FORK_HANDLERS.call_once(|| {
             // SAFETY: registers plain function pointers, run around every fork.

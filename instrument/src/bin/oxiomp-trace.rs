@@ -76,10 +76,20 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
 
 /// Prints `check`'s verdict; exit status 1 when there are problems.
 fn report_check(dir: &Path, t: &Trace, problems: &[String]) -> ExitCode {
-    if !problems.is_empty() {
-        for p in problems {
-            println!("{p}");
+    for p in problems {
+        println!("{p}");
+    }
+    if !t.unpublished.is_empty() {
+        println!(
+            "left out: {} stream(s) never published (their process ended without closing them, \
+             with _exit, exec or a crash, before any of their events were written):",
+            t.unpublished.len()
+        );
+        for p in &t.unpublished {
+            println!("  {}", p.display());
         }
+    }
+    if !problems.is_empty() {
         println!("trace {} is NOT valid: {} problem(s)", dir.display(), problems.len());
         return ExitCode::from(1);
     }

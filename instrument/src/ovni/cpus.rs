@@ -42,8 +42,13 @@ struct Claim {
 }
 
 /// The loom's CPUs (every CPU of the machine, index = CPU number) and their claims.
+#[derive(Clone, Copy)]
 pub(super) struct Cpus {
     claims: &'static [Claim],
+    /// The claims are the loom's shared file's (else the process's own).
+    shared: bool,
+    /// Every thread is on the virtual CPU (`for_child`).
+    virtual_only: bool,
 }
 
 impl Cpus {
@@ -51,13 +56,20 @@ impl Cpus {
     /// process's own when the file cannot be mapped).
     pub(super) fn of_machine(loom_dir: &Path) -> Cpus {
         let n = machine_cpus();
-        let claims = shared_claims(&loom_dir.join("cpus.oxiomp"), n).unwrap_or_else(|| {
-            let own: Box<[Claim]> = (0..n)
-                .map(|_| Claim { holder: AtomicI32::new(0), _pad: 0, released: AtomicU64::new(0) })
-                .collect();
-            Box::leak(own)
-        });
-        Cpus { claims }
+        if let Some(claims) = shared_claims(&loom_dir.join("cpus.oxiomp"), n) {
+            return Cpus { claims, shared: true, virtual_only: false };
+        }
+        let own: Box<[Claim]> = (0..n)
+            .map(|_| Claim { holder: AtomicI32::new(0), _pad: 0, released: AtomicU64::new(0) })
+            .collect();
+        Cpus { claims: Box::leak(own), shared: false, virtual_only: false }
+    }
+
+    /// The CPUs as a forked child sees them: the same shared claims; without them (the
+    /// parent's own, copied, which the parent goes on taking unseen) every thread of the child
+    /// is on the virtual CPU.
+    pub(super) fn for_child(self) -> Cpus {
+        Cpus { virtual_only: self.virtual_only || !self.shared, ..self }
     }
 
     /// `stream.json`'s `loom_cpus`: `{"index": i, "phyid": i}` for each CPU of the machine.
@@ -72,6 +84,9 @@ impl Cpus {
     /// -1 otherwise (the virtual CPU). `now`: the index it appears on until now (-1: none),
     /// whose claim it keeps if it is bound there still.
     pub(super) fn take(&self, tid: i32, now: i32) -> i32 {
+        if self.virtual_only {
+            return -1;
+        }
         let Some(i) =
             bound_cpus().filter(|c| c.len() == 1).map(|c| c[0] as usize).filter(|&c| c < self.claims.len())
         else {
@@ -83,8 +98,16 @@ impl Cpus {
         let claim = &self.claims[i];
         // Acquire: pairs with `give_back`'s Release, so the release clock read below is the
         // one the last holder stored.
-        if claim.holder.compare_exchange(0, tid, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            return -1;
+        if let Err(holder) = claim.holder.compare_exchange(0, tid, Ordering::Acquire, Ordering::Relaxed) {
+            // A holder that no longer exists (its process ended without closing its streams:
+            // `_exit`, a crash) recorded nothing after now: its claim is taken over.
+            if !gone(holder)
+                || claim.holder.compare_exchange(holder, tid, Ordering::Acquire, Ordering::Relaxed).is_err()
+            {
+                return -1;
+            }
+            // Relaxed: ordered by the Acquire above (and by the holder's end, long before).
+            claim.released.fetch_max(clock_ns(), Ordering::Relaxed);
         }
         // Relaxed: ordered by the Acquire above.
         let released = claim.released.load(Ordering::Relaxed);
@@ -96,13 +119,30 @@ impl Cpus {
 
     /// Thread `tid` no longer appears on loom index `index` (it wrote the event that leaves it,
     /// or its end): the claim is free from the clock now on. Nothing for the virtual CPU (-1).
+    /// Given back twice (a stream closed at exit by another thread, then by its own thread's
+    /// end), the later clock stands.
     pub(super) fn give_back(&self, tid: i32, index: i32) {
         let Some(claim) = usize::try_from(index).ok().and_then(|i| self.claims.get(i)) else { return };
-        // Relaxed: published by the Release below, before anyone can take the claim.
-        claim.released.store(clock_ns(), Ordering::Relaxed);
+        // Relaxed: the thread holds it no more (taken by another since, or never): nothing to
+        // give back. A stale read is harmless: the CAS below decides.
+        if claim.holder.load(Ordering::Relaxed) != tid {
+            return;
+        }
+        // Relaxed: published by the Release below, before anyone can take the claim; fetch_max
+        // so that a second give-back with an earlier clock cannot move it back.
+        claim.released.fetch_max(clock_ns(), Ordering::Relaxed);
         // Release: the next holder sees the clock above (and writes its events after it).
         let _ = claim.holder.compare_exchange(tid, 0, Ordering::Release, Ordering::Relaxed);
     }
+}
+
+/// Whether no thread has the OS thread id `tid` any more (`kill` with signal 0 checks that
+/// a thread id exists; a tid reused since counts as existing: its CPU is not taken over).
+fn gone(tid: i32) -> bool {
+    // SAFETY: signal 0 sends nothing; kill only looks the id up.
+    tid > 0
+        && unsafe { libc::kill(tid, 0) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
 /// The number of CPUs of the machine (ids `0..n`, online or not), at least one more than the
@@ -161,4 +201,69 @@ fn bound_cpus() -> Option<Vec<u32>> {
             .filter(|&i| unsafe { libc::CPU_ISSET(i as usize, &set) })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Binds the calling thread to CPU `cpu` alone.
+    fn bind_to(cpu: usize) {
+        // SAFETY: cpu_set_t is plain old data; CPU_SET stays within it (cpu < CPU_SETSIZE);
+        // sched_setaffinity reads the set we pass for the calling thread (0).
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            assert_eq!(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set), 0);
+        }
+    }
+
+    /// A thread bound to one CPU appears on it when its claim is free, not while a live thread
+    /// holds it, and takes it over from a thread that no longer exists (its process ended
+    /// without giving it back); given back, the claim is free again, and a second give-back
+    /// (an end after a close at exit) changes nothing. A forked child without the shared
+    /// claims puts every thread on the virtual CPU.
+    #[test]
+    fn claims_are_taken_given_back_and_taken_over_from_ended_threads() {
+        let dir = std::env::temp_dir().join(format!("oxiomp-cpus-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cpus = Cpus::of_machine(&dir);
+        assert!(cpus.shared && dir.join("cpus.oxiomp").is_file());
+        let cpu = bound_cpus().unwrap()[0] as usize;
+        // SAFETY: gettid has no preconditions.
+        let me = unsafe { libc::gettid() };
+        let ended = std::thread::spawn(|| {
+            // SAFETY: as above.
+            unsafe { libc::gettid() }
+        })
+        .join()
+        .unwrap();
+        std::thread::spawn(move || {
+            bind_to(cpu);
+            // SAFETY: as above.
+            let tid = unsafe { libc::gettid() };
+            let claim = &cpus.claims[cpu];
+            claim.holder.store(me, Ordering::Relaxed);
+            assert_eq!(cpus.take(tid, -1), -1, "a live thread holds it");
+            claim.holder.store(ended, Ordering::Relaxed);
+            assert_eq!(cpus.take(tid, -1), cpu as i32, "taken over from an ended thread");
+            assert_eq!(claim.holder.load(Ordering::Relaxed), tid);
+            cpus.give_back(tid, cpu as i32);
+            assert_eq!(claim.holder.load(Ordering::Relaxed), 0);
+            let released = claim.released.load(Ordering::Relaxed);
+            assert!(released > 0);
+            claim.holder.store(me, Ordering::Relaxed);
+            cpus.give_back(tid, cpu as i32);
+            assert_eq!(claim.holder.load(Ordering::Relaxed), me, "not the thread's to give back");
+            assert_eq!(claim.released.load(Ordering::Relaxed), released);
+            claim.holder.store(0, Ordering::Relaxed);
+            assert_eq!(cpus.for_child().take(tid, -1), cpu as i32, "shared claims: the same");
+            let private = Cpus { shared: false, ..cpus };
+            assert_eq!(private.for_child().take(tid, -1), -1, "a child without shared claims");
+            cpus.give_back(tid, cpu as i32);
+        })
+        .join()
+        .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

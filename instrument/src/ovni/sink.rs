@@ -24,14 +24,24 @@
 //! (it may then end inside an event; `stream.json` still says why).
 //!
 //! Nothing here allocates once the sink exists: a cut can happen in a signal handler's close.
+//!
+//! # Publication
+//! ovni's emulator reads every `stream.json` of the trace's tree, and stops at a stream that
+//! holds no events or never ends. A process that ends without closing its streams (`_exit`, the
+//! usual end of a forked child, or a crash) leaves them so. So the metadata is written as
+//! `.stream.json` when the stream opens (its room taken then, like the file's) and renamed to
+//! `stream.json` when the stream's first bytes after the header go out (the first buffer
+//! written, or the stream's end): a stream whose process wrote nothing of it stays hidden from
+//! ovni's tools, and `oxiomp-trace` lists it apart (`Trace::unpublished`).
 
+use std::ffi::CString;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::clock_ns;
 use super::stream::{MAX_DEPTH, PAUSE_MARK, TASK_MARK, WORKSHARING_MARK};
@@ -82,22 +92,26 @@ pub(super) struct Sink {
     meta: Option<File>,
     meta_text: Box<[u8]>,
     meta_len: usize,
+    /// The metadata's hidden path and its published one (`publish`), kept for the sink's
+    /// life: a publication in a signal handler's close frees nothing.
+    meta_names: (CString, CString),
+    /// The metadata has its published name.
+    published: bool,
 }
 
-/// Whether the process said that its trace was cut short (once).
-static WARNED: AtomicBool = AtomicBool::new(false);
+/// The hidden name of a stream's metadata until the stream is published (see the module docs).
+pub(super) const HIDDEN_META: &str = ".stream.json";
 
 impl Sink {
-    /// Creates `stream.obs` at `path` (its header written, its room for the first writes
-    /// allocated; direct I/O where the file system takes it and `try_direct`) and
-    /// `stream.json` at `meta_path` with `meta`. Fails if either cannot be written (a full
-    /// disk among other reasons).
-    pub(super) fn create(
-        path: &Path,
-        meta_path: &Path,
-        meta: &str,
-        try_direct: bool,
-    ) -> std::io::Result<Sink> {
+    /// Creates `dir/stream.obs` (its header written, its room for the first writes allocated;
+    /// direct I/O where the file system takes it and `try_direct`) and the metadata `meta`,
+    /// hidden until the stream is published. Fails if either cannot be written (a full disk
+    /// among other reasons).
+    pub(super) fn create(dir: &Path, meta: &str, try_direct: bool) -> std::io::Result<Sink> {
+        let (path, hidden, meta_path) =
+            (dir.join("stream.obs"), dir.join(HIDDEN_META), dir.join("stream.json"));
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+        let meta_names = (c(&hidden)?, c(&meta_path)?);
         let file = File::create(path)?;
         let mut s = Sink {
             file: None,
@@ -109,6 +123,8 @@ impl Sink {
             meta: None,
             meta_text: meta.trim_end().as_bytes().into(),
             meta_len: 0,
+            meta_names,
+            published: false,
         };
         s.room_for(file.as_raw_fd(), format::STREAM_HEADER.len() as u64)?;
         // The header is in the file at once (a stream never closed, after a crash, still
@@ -117,7 +133,7 @@ impl Sink {
         file.write_all_at(format::STREAM_HEADER, 0)?;
         // The kernel refuses O_DIRECT (EINVAL) where the file system cannot do it.
         s.direct = try_direct && set_direct(&file, true);
-        let mut m = File::create(meta_path)?;
+        let mut m = File::create(hidden)?;
         let mut padded = s.meta_text.to_vec();
         padded.resize(padded.len() + META_PAD, b' ');
         padded.push(b'\n');
@@ -199,8 +215,9 @@ impl Sink {
         let Some(fd) = self.file.as_ref().map(|f| f.as_raw_fd()) else { return };
         let start = self.written;
         let wrote = self.room_for(fd, bytes.len() as u64).and_then(|()| self.write_all(bytes));
-        if let Err(e) = wrote {
-            self.cut(start, b, bytes, &e);
+        match wrote {
+            Ok(()) => self.publish_if_events(self.written),
+            Err(e) => self.cut(start, b, bytes, &e),
         }
     }
 
@@ -211,14 +228,36 @@ impl Sink {
         if let Some(f) = &self.file {
             let fd = f.as_raw_fd();
             let fits = self.room_for(fd, tail.len() as u64).and_then(|()| self.write_all(tail));
-            if let Err(e) = fits {
-                if let Some(f) = &self.file {
-                    let _ = f.set_len(start);
+            let end = match fits {
+                Ok(()) => self.written,
+                Err(e) => {
+                    if let Some(f) = &self.file {
+                        let _ = f.set_len(start);
+                    }
+                    self.note_cut(&e);
+                    start
                 }
-                self.note_cut(&e);
-            }
+            };
+            self.publish_if_events(end);
         }
         self.finish();
+    }
+
+    /// Gives the metadata its name once the file, `end` bytes long, holds events after the
+    /// header, so that ovni's tools read the stream (see the module docs). If the rename
+    /// fails the stream stays hidden, which the process's warning says.
+    fn publish_if_events(&mut self, end: u64) {
+        if self.published || end <= format::STREAM_HEADER.len() as u64 {
+            return;
+        }
+        self.published = true;
+        let (hidden, named) = &self.meta_names;
+        // SAFETY: both are NUL-terminated paths; rename only reads them.
+        if unsafe { libc::rename(hidden.as_ptr(), named.as_ptr()) } != 0 {
+            let e = std::io::Error::last_os_error();
+            let mut why = [0u8; 96];
+            warn_once(reason(&e, &mut why), &e, b"a thread's stream stays hidden from ovni's tools");
+        }
     }
 
     /// Writes `bytes` at the end of the file (a file system that refuses direct I/O at the
@@ -284,6 +323,7 @@ impl Sink {
         // What is left of the reserve goes back to the full disk (other streams end in it).
         self.release_reserve(&file, end.max(start));
         self.note_cut(e);
+        self.publish_if_events(if ended.is_ok() { end } else { start });
         self.meta = None;
     }
 
@@ -305,7 +345,7 @@ impl Sink {
                 let _ = m.write_all_at(&note, body as u64);
             }
         }
-        warn_once(why, e);
+        warn_once(why, e, CUT);
     }
 }
 
@@ -337,26 +377,31 @@ fn reason<'a>(e: &std::io::Error, buf: &'a mut [u8; 96]) -> &'a [u8] {
 /// nothing, which the process's one warning says.
 pub(super) fn cannot_open(e: &std::io::Error) {
     let mut why = [0u8; 96];
-    warn_once(reason(e, &mut why), e);
+    warn_once(reason(e, &mut why), e, CUT);
 }
 
-/// The process's one warning that its trace was cut short.
-fn warn_once(why: &[u8], e: &std::io::Error) {
-    if WARNED.swap(true, Ordering::Relaxed) || !crate::warnings_on() {
+/// What a cut means, as the warning says it.
+const CUT: &[u8] = b"threads record nothing more, and each stream ends at its last whole event";
+
+/// The process's one warning that its trace was cut short: `why`, the error `e`, and what it
+/// means for the trace (`then`).
+fn warn_once(why: &[u8], e: &std::io::Error, then: &[u8]) {
+    // Relaxed: a flag of its own, no data depends on it.
+    let Some(o) = super::ovni().filter(|o| !o.warned.swap(true, Ordering::Relaxed)) else { return };
+    if !crate::warnings_on() {
         return;
     }
     let mut line = [0u8; 1024];
     let mut w = Cursor::new(&mut line);
     w.put(b"oxiomp: warning: the trace in ");
-    match super::OVNI.get() {
-        Some(o) => w.put(o.dir.as_os_str().as_bytes()),
-        None => w.put(b"(unknown)"),
-    }
+    w.put(o.dir.as_os_str().as_bytes());
     w.put(b" is cut short: ");
     w.put(why);
     w.put(b" (");
     w.put_errno(e.raw_os_error().unwrap_or(0));
-    w.put(b"); threads record nothing more, and each stream ends at its last whole event\n");
+    w.put(b"); ");
+    w.put(then);
+    w.put(b"\n");
     let n = w.len();
     // SAFETY: writes `n` initialised bytes of `line` to stderr (async-signal-safe).
     unsafe { libc::write(2, line.as_ptr() as *const libc::c_void, n) };

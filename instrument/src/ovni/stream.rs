@@ -129,8 +129,9 @@ pub(super) struct Stream {
     /// pair up with its state events (`check` verifies it on every trace the tests write).
     pub(super) open: [AtomicU64; MAX_DEPTH],
     pub(super) depth: AtomicUsize,
-    /// The loom CPU index the thread appears on (-1: the virtual CPU; `cpus`). Owner only
-    /// (Relaxed), and the owner's end.
+    /// The loom CPU index the thread appears on (-1: the virtual CPU; `cpus`). Written by the
+    /// owner (Relaxed), which records nothing once the stream is closed; read by the owner
+    /// and, to give the claim back, by whoever closes the stream.
     pub(super) cpu: AtomicI32,
     /// Type numbers (tasks, worksharing constructs) the owner knows are declared in the
     /// process, one per slot (`type_slot`; 0: none): the few its thread uses, without a
@@ -143,6 +144,11 @@ pub(super) struct Stream {
     /// none), type and allocation state, written with the owner's next event, at that
     /// event's clock read. Owner only (Relaxed).
     later: [AtomicU32; 3],
+    /// The process's writer, which the owner wakes when it hands a buffer over.
+    writer: &'static Writer,
+    /// The process whose stream it is (`foreign`), and its owner's OS thread id.
+    pid: i32,
+    pub(super) tid: i32,
 }
 
 /// Slots of `Stream::known_types` (a power of two).
@@ -168,13 +174,19 @@ pub(super) type FileLock<'a> = Marked<'a, Sink>;
 
 impl Stream {
     /// A stream writing to `dir/stream.obs` (with direct I/O where the file system takes it),
-    /// whose first bytes are the stream header, with `meta` in `dir/stream.json`.
-    pub(super) fn create(dir: &Path, meta: &str) -> std::io::Result<Stream> {
-        Self::create_with(dir, meta, true)
+    /// whose first bytes are the stream header, with `meta` in `dir/stream.json` (under a hidden
+    /// name until the stream's first events are written: `sink`); full buffers go to `writer`.
+    pub(super) fn create(dir: &Path, meta: &str, writer: &'static Writer) -> std::io::Result<Stream> {
+        Self::create_with(dir, meta, true, writer)
     }
 
-    fn create_with(dir: &Path, meta: &str, try_direct: bool) -> std::io::Result<Stream> {
-        let sink = Sink::create(&dir.join("stream.obs"), &dir.join("stream.json"), meta, try_direct)?;
+    fn create_with(
+        dir: &Path,
+        meta: &str,
+        try_direct: bool,
+        writer: &'static Writer,
+    ) -> std::io::Result<Stream> {
+        let sink = Sink::create(dir, meta, try_direct)?;
         let no_memory = || std::io::Error::from(std::io::ErrorKind::OutOfMemory);
         let bufs = [Buffer::new().ok_or_else(no_memory)?, Buffer::new().ok_or_else(no_memory)?];
         let head = format::STREAM_HEADER.len();
@@ -196,6 +208,11 @@ impl Stream {
             known_types: std::array::from_fn(|_| AtomicU32::new(0)),
             task_ids: std::array::from_fn(|_| AtomicU32::new(0)),
             later: std::array::from_fn(|_| AtomicU32::new(0)),
+            writer,
+            // SAFETY: getpid and gettid have no preconditions; the owner creates its stream.
+            pid: unsafe { libc::getpid() },
+            // SAFETY: as above.
+            tid: unsafe { libc::gettid() },
         })
     }
 
@@ -257,12 +274,29 @@ impl Stream {
         }
     }
 
+    /// Whether the calling process is not the stream's: a child forked by it, recording
+    /// before its fork handler gave it streams of its own (a handler the program registered
+    /// first). Such a child neither writes the parent's file nor takes the stream's lock
+    /// (which a thread it does not have may hold): the stream is closed for it.
+    fn foreign(&self) -> bool {
+        // SAFETY: getpid has no preconditions.
+        let foreign = unsafe { libc::getpid() } != self.pid;
+        if foreign {
+            // Relaxed: the child's own copy of the flag, for its owner's `room`.
+            self.closed.store(true, Ordering::Relaxed);
+        }
+        foreign
+    }
+
     /// The owner hands over its active buffer, `len` bytes of whole events, and continues in
     /// the other one (see the module's protocol); returns the bytes the other one starts
     /// with. With direct I/O only whole blocks are handed over: the rest (less than a block)
     /// moves to the start of the other buffer, so every write is whole blocks at a
     /// block-aligned offset (the stream header is the first buffer's start for this reason).
     pub(super) fn hand_over(&self, len: usize) -> usize {
+        if self.foreign() {
+            return 0;
+        }
         let mut rest = 0;
         if let Some(mut f) = self.lock() {
             // The writer is a whole buffer behind: write the older one here (the thread's
@@ -292,7 +326,7 @@ impl Stream {
             self.committed.store(rest, Ordering::Relaxed);
             self.len.store(rest, Ordering::Relaxed);
         }
-        WRITER.wake();
+        self.writer.wake();
         rest
     }
 
@@ -429,6 +463,19 @@ impl Stream {
         self.left();
     }
 
+    /// The states the thread is in, outermost first, if it is in nothing else (no task, no
+    /// worksharing part, not paused). Owner only.
+    pub(super) fn open_states(&self) -> Option<Vec<State>> {
+        let (depth, open) = self.stack();
+        open[..depth]
+            .iter()
+            .map(|&e| match State::ALL.get((e as usize).wrapping_sub(1)) {
+                Some(&s) if e < 0x40 => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// What the thread is in (how many entries, and the entries, outermost first).
     fn stack(&self) -> (usize, [u64; MAX_DEPTH]) {
         self.read_stack(self.depth.load(Ordering::Relaxed), None)
@@ -502,6 +549,9 @@ impl Stream {
     /// first) and then the thread, once: nothing is written after that. `owner`: called by
     /// the thread that owns the stream.
     pub(super) fn close(&self, owner: bool, in_signal: bool) {
+        if self.foreign() {
+            return;
+        }
         let f = if in_signal { self.lock_in_signal() } else { self.lock() };
         let Some(mut f) = f else { return };
         // Closed already (by another closer, or cut short): nothing more is written, but the
@@ -542,15 +592,18 @@ pub(super) struct Writer {
     written: AtomicUsize,
 }
 
-pub(super) static WRITER: Writer = Writer {
-    work: Mutex::new(false),
-    wake: Condvar::new(),
-    streams: Mutex::new(Vec::new()),
-    started: AtomicBool::new(false),
-    written: AtomicUsize::new(0),
-};
-
 impl Writer {
+    /// A writer with no streams, its thread not started.
+    pub(super) const fn new() -> Writer {
+        Writer {
+            work: Mutex::new(false),
+            wake: Condvar::new(),
+            streams: Mutex::new(Vec::new()),
+            started: AtomicBool::new(false),
+            written: AtomicUsize::new(0),
+        }
+    }
+
     /// Starts the writer thread (once). Without it (it could not start), each thread writes
     /// its previous buffer itself at its next hand-over.
     pub(super) fn start(&'static self) {
@@ -658,10 +711,13 @@ mod tests {
         all
     }
 
+    /// The tests' writer (its thread started by the one test that needs it).
+    static TEST_WRITER: Writer = Writer::new();
+
     /// A stream in directory `dir` (made), for tests: the stream and its file's path.
     fn test_stream(dir: &std::path::Path, try_direct: bool) -> (Stream, std::path::PathBuf) {
         std::fs::create_dir_all(dir).unwrap();
-        (Stream::create_with(dir, "{}", try_direct).unwrap(), dir.join("stream.obs"))
+        (Stream::create_with(dir, "{}", try_direct, &TEST_WRITER).unwrap(), dir.join("stream.obs"))
     }
 
     fn test_dir(name: &str) -> std::path::PathBuf {
@@ -917,8 +973,8 @@ mod tests {
         let dir = test_dir("close");
         let (s, path) = test_stream(&dir, true);
         let s = Arc::new(s);
-        WRITER.streams.lock().unwrap().push(s.clone());
-        WRITER.start();
+        TEST_WRITER.streams.lock().unwrap().push(s.clone());
+        TEST_WRITER.start();
         let owner = {
             let s = s.clone();
             std::thread::spawn(move || {
@@ -934,7 +990,7 @@ mod tests {
             })
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while WRITER.written.load(Ordering::Relaxed) < 3 {
+        while TEST_WRITER.written.load(Ordering::Relaxed) < 3 {
             assert!(std::time::Instant::now() < deadline, "the writer thread wrote no buffers");
             std::thread::sleep(std::time::Duration::from_millis(1));
         }

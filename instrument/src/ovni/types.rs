@@ -137,13 +137,33 @@ fn declare(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
     st.learn_type(tid);
 }
 
+/// The types declared in one process's streams (a forked child's start with none).
+pub(super) struct Types(Mutex<Vec<u32>>);
+
+impl Types {
+    pub(super) const fn new() -> Types {
+        Types(Mutex::new(Vec::new()))
+    }
+}
+
+/// The calling thread forgets which types it knows are declared: it records into the streams
+/// of a new process (it is the thread that forked), which declares them anew.
+pub(super) fn forget_declared() {
+    let _ = DECLARED.try_with(|d| {
+        if let Ok(mut d) = d.try_borrow_mut() {
+            d.clear();
+        }
+    });
+}
+
 /// ovni's emulator keeps types per process and refuses a second declaration of the same id,
 /// so each type is declared once in the whole process: by the first thread to use it, under
 /// a lock, before it publishes the id (so every other thread's use comes later in time).
 #[cold]
 fn declare_slow(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
-    static TYPES: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-    if let Ok(mut all) = TYPES.lock()
+    // A thread records only while its process has a recorder.
+    let Some(o) = super::ovni() else { return };
+    if let Ok(mut all) = o.types.0.lock()
         && !all.contains(&tid)
     {
         let label = label();
