@@ -1,13 +1,15 @@
-//! Compiles the C/asm shim: the variadic `__kmpc_fork_call` / `__kmpc_fork_teams` entries and the
-//! microtask invoker. Linked whole-archive so the entries stay in the library although no Rust
-//! code calls them.
+//! Compiles the C/asm shim: the variadic `__kmpc_fork_call` / `__kmpc_fork_teams` entries, the
+//! microtask invoker, and the `__kmpc_atomic_*` entries (whose operand types Rust lacks).
+//! Linked whole-archive so the entries stay in the library although no Rust code calls them.
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/fork.c");
     println!("cargo:rerun-if-changed=shim/invoke.S");
+    println!("cargo:rerun-if-changed=shim/atomic.c");
     cc::Build::new()
         .file("shim/fork.c")
         .file("shim/invoke.S")
+        .file("shim/atomic.c")
         .flag_if_supported("-fno-omit-frame-pointer")
         .cargo_metadata(false)
         .compile("oxiomp_shim");

@@ -13,11 +13,15 @@ use crate::misuse;
 
 #[unsafe(no_mangle)]
 pub extern "C" fn kmp_get_blocktime() -> c_int {
+    // The settings decide the block time: read them first if nothing has yet.
+    Runtime::get();
     WaitPolicy::block_time().as_millis().min(i32::MAX as u128) as c_int
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn kmp_set_blocktime(ms: c_int) {
+    // Started first, so that the settings do not overwrite the value later.
+    Runtime::get();
     if ms < 0 {
         misuse("kmp_set_blocktime", "the block time must not be negative; ignored");
         return;

@@ -64,6 +64,18 @@ impl Ident {
     }
 }
 
+/// The text of a message a directive passes (`error`, `strict` clauses): "(no message)" for null.
+///
+/// # Safety
+/// `message` is null or a NUL-terminated string.
+pub(crate) unsafe fn c_message<'a>(message: *const std::ffi::c_char) -> std::borrow::Cow<'a, str> {
+    if message.is_null() {
+        return "(no message)".into();
+    }
+    // SAFETY: per the contract.
+    unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy()
+}
+
 /// How many misuse reports are printed before the rest are suppressed.
 const MAX_REPORTS: u32 = 20;
 static REPORTS: AtomicU32 = AtomicU32::new(0);

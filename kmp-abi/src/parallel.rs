@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 
 use oxiomp_runtime::icv::ProcBind;
+use oxiomp_runtime::team::Strict;
 use oxiomp_runtime::{ForkRequest, Job, Outlined, Thread};
 
 use crate::Ident;
@@ -120,6 +121,107 @@ pub extern "C" fn __kmpc_push_num_threads(_loc: *const Ident, _gtid: i32, nth: i
     }
 }
 
+/// `num_threads(n1, n2, ...)`: n1 threads for the next region, nthreads-var n2, ... inside it.
+///
+/// # Safety
+/// `list` points at `len` integers.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_push_num_threads_list(
+    _loc: *const Ident,
+    _gtid: i32,
+    len: u32,
+    list: *const i32,
+) {
+    // SAFETY: per the contract.
+    if let Some(list) = unsafe { thread_counts("__kmpc_push_num_threads_list", len, list) } {
+        oxiomp_runtime::team::push_num_threads_list(Thread::current(), &list);
+    }
+}
+
+/// The thread counts of a `num_threads` list, each positive, or None (after a report) when the
+/// list is empty or holds a count that is not.
+///
+/// # Safety
+/// `list` points at `len` integers (or `len` is 0).
+unsafe fn thread_counts(call: &str, len: u32, list: *const i32) -> Option<Vec<u32>> {
+    if len == 0 || list.is_null() {
+        crate::misuse(call, "an empty num_threads list; clause ignored");
+        return None;
+    }
+    // SAFETY: per the contract.
+    let list = unsafe { std::slice::from_raw_parts(list, len as usize) };
+    if list.iter().any(|&n| n <= 0) {
+        crate::misuse(call, "num_threads values must be positive; clause ignored");
+        return None;
+    }
+    Some(list.iter().map(|&n| n as u32).collect())
+}
+
+/// `num_threads(strict: n)` (OpenMP 6): the region must get n threads; when it cannot,
+/// `severity` 1 warns and the region runs with what it got, 2 (fatal) ends the program; both
+/// name the clause's location and print `message`.
+///
+/// # Safety
+/// `message` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_push_num_threads_strict(
+    loc: *const Ident,
+    gtid: i32,
+    nth: i32,
+    severity: i32,
+    message: *const std::ffi::c_char,
+) {
+    __kmpc_push_num_threads(loc, gtid, nth);
+    if nth > 0 {
+        // SAFETY: per the contract.
+        unsafe { push_strict(loc, severity, message) };
+    }
+}
+
+/// `num_threads(strict: n1, n2, ...)`: as `__kmpc_push_num_threads_list`, the first count
+/// strict as in `__kmpc_push_num_threads_strict`.
+///
+/// # Safety
+/// `list` points at `len` integers; `message` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_push_num_threads_list_strict(
+    loc: *const Ident,
+    _gtid: i32,
+    len: u32,
+    list: *const i32,
+    severity: i32,
+    message: *const std::ffi::c_char,
+) {
+    // SAFETY: per the contract.
+    if let Some(list) = unsafe { thread_counts("__kmpc_push_num_threads_list_strict", len, list) } {
+        oxiomp_runtime::team::push_num_threads_list(Thread::current(), &list);
+        // SAFETY: per the contract.
+        unsafe { push_strict(loc, severity, message) };
+    }
+}
+
+/// # Safety
+/// `message` is null or a NUL-terminated string.
+unsafe fn push_strict(loc: *const Ident, severity: i32, message: *const std::ffi::c_char) {
+    // SAFETY: per the contract.
+    let msg = unsafe { crate::c_message(message) };
+    let text = format!("{}: {msg}", Ident::location(loc));
+    oxiomp_runtime::team::push_strict(Thread::current(), Strict { fatal: severity != 1, text });
+}
+
+/// No-op: pushed clauses are consumed by the fork they precede.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_pop_num_threads(_loc: *const Ident, _gtid: i32) {}
+
+/// `thread_limit(n)` on a `target` construct run on the host: thread-limit-var of the current
+/// task (n > 0; otherwise nothing changes).
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_set_thread_limit(_loc: *const Ident, _gtid: i32, n: i32) {
+    if n > 0 {
+        Thread::current().change_icvs(|i| i.thread_limit = n as u32);
+    }
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_push_proc_bind(_loc: *const Ident, _gtid: i32, bind: i32) {
     match ProcBind::from_clause(bind) {
@@ -196,3 +298,10 @@ pub extern "C" fn __kmpc_begin(_loc: *const Ident, _flags: i32) {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_end(_loc: *const Ident) {}
+
+/// target-offload-var: 0 (`disabled`), 1 (`default`) or 2 (`mandatory`). Device runtimes ask
+/// for it; the host is the only device here.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_get_target_offload() -> i32 {
+    oxiomp_runtime::query::target_offload()
+}

@@ -255,29 +255,18 @@ pub extern "C" fn __kmpc_barrier_master_nowait(_loc: *const Ident, gtid: i32) ->
 }
 
 /// `#pragma omp error at(execution)`: severity 1 (`warning`) reports and goes on; anything
-/// else (2, `fatal`, clang's default) reports and ends the program with exit status 1 (as
-/// libgomp does; libomp aborts). One thread ends it: others that meet a fatal error meanwhile
-/// wait for the exit.
+/// else (2, `fatal`, clang's default) reports and ends the program (`user_error`).
 ///
 /// # Safety
 /// `message` is null or a NUL-terminated string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_error(loc: *const Ident, severity: i32, message: *const std::ffi::c_char) {
-    // SAFETY: per the contract, a non-null message is a C string.
-    let msg = (!message.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy());
-    let msg = msg.as_deref().unwrap_or("(no message)");
+    // SAFETY: per the contract.
+    let msg = unsafe { crate::c_message(message) };
     let at = Ident::location(loc);
     if severity == 1 {
         oxiomp_runtime::stderr_line(format_args!("oxiomp: warning: {at}: user-directed warning: {msg}"));
         return;
     }
-    oxiomp_runtime::stderr_line(format_args!("oxiomp: error: {at}: user-directed error: {msg}"));
-    static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    // Relaxed: only decides which thread calls exit; the others never return.
-    if ENDING.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        loop {
-            std::thread::park();
-        }
-    }
-    std::process::exit(1)
+    oxiomp_runtime::user_error(format_args!("{at}: user-directed error: {msg}"))
 }

@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_void};
 
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::task::taskloop::{DupFn, TaskloopArgs};
-use oxiomp_runtime::task::{self, Access, Dep, Init, ItemSpec, KmpTask, Routine, Task};
+use oxiomp_runtime::task::{self, Dep, Init, ItemSpec, KmpTask, Routine, Task};
 
 use crate::Ident;
 
@@ -34,7 +34,7 @@ fn read_deps(out: &mut Vec<Dep>, n: i32, list: *const DependInfo) {
     }
     // SAFETY: clang passes an array of `n` dependence records.
     let deps = unsafe { std::slice::from_raw_parts(list, n as usize) };
-    out.extend(deps.iter().map(|d| Dep { addr: d.base_addr, kind: Access::from_flags(d.flags) }));
+    out.extend(deps.iter().filter_map(|d| Dep::from_record(d.base_addr, d.flags)));
 }
 
 #[unsafe(no_mangle)]
@@ -396,4 +396,17 @@ pub extern "C" fn __kmpc_task_reduction_modifier_init(
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_task_reduction_modifier_fini(_loc: *const Ident, gtid: i32, _is_ws: i32) {
     task::reduction_modifier_fini(Thread::from_gtid(gtid))
+}
+
+/// The dependence node of a task (libomp's `kmp_base_depnode_t`: its successor list first), for
+/// tests and tools that inspect the graph.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_task_get_depnode(task: *mut KmpTask) -> *mut task::graph::DepnodeView {
+    task::graph::depnode(task_of(task))
+}
+
+/// The tasks that wait for `task` now, as libomp's list of dependence nodes (null: none).
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_task_get_successors(task: *mut KmpTask) -> *mut task::graph::DepnodeList {
+    task::graph::successors(task_of(task))
 }

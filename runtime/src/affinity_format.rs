@@ -31,7 +31,8 @@ pub(crate) fn displaying() -> bool {
 }
 
 /// affinity-format-var when the environment does not set it.
-pub const DEFAULT_FORMAT: &str = "oxiomp: pid %P tid %i thread %n of %N at level %L bound to {%A}";
+/// libomp's, so that what reads its lines reads ours.
+pub const DEFAULT_FORMAT: &str = "OMP: pid %P tid %i thread %n bound to OS proc set {%A}";
 
 /// affinity-format-var (device-wide); None until set (then the environment's or the default).
 pub(crate) static FORMAT: ForkLock<Option<String>> = ForkLock::new(None);
@@ -93,13 +94,26 @@ fn print_line(line: String) {
 }
 
 /// `OMP_DISPLAY_AFFINITY`: called by each member of a team as its implicit task starts; prints
-/// the thread's line when it differs from the last one the thread printed.
+/// the thread's line when what the line can show has changed since the thread last printed one
+/// (`last` holds what it was then): its level, team size and thread number, its CPU set, or
+/// the placement of its team (binding policy, the primary thread's place, the partition). A
+/// change of the team's placement makes every member print, as libomp shows the whole team
+/// when any place changes; a new affinity format alone prints nothing.
 #[cold]
 pub(crate) fn display_if_changed(last: &mut Option<String>) {
-    let line = capture("");
-    if last.as_deref() != Some(line.as_str()) {
-        *last = Some(line.clone());
-        print_line(line);
+    let th = crate::Thread::current();
+    let team = th.team();
+    let key = format!(
+        "{} {} {} {:?} {}",
+        team.level,
+        team.nthreads,
+        th.tid(),
+        team.placement_key(),
+        cpu_list(&crate::places::process_mask())
+    );
+    if last.as_deref() != Some(key.as_str()) {
+        *last = Some(key);
+        print_line(capture(""));
     }
 }
 
@@ -143,7 +157,12 @@ pub(crate) fn cpu_list(cpus: &[u32]) -> String {
         if !out.is_empty() {
             out.push(',');
         }
-        out += &if j > i { format!("{}-{}", cpus[i], cpus[j]) } else { cpus[i].to_string() };
+        // Runs of three or more as a range, shorter ones listed (as libomp writes CPU sets).
+        out += &match j - i {
+            0 => cpus[i].to_string(),
+            1 => format!("{},{}", cpus[i], cpus[j]),
+            _ => format!("{}-{}", cpus[i], cpus[j]),
+        };
         i = j + 1;
     }
     out
@@ -301,7 +320,8 @@ mod tests {
 
     #[test]
     fn cpu_ranges() {
-        assert_eq!(cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8,9", "runs of two are listed");
+        assert_eq!(cpu_list(&[4, 5, 6]), "4-6");
         assert_eq!(cpu_list(&[5]), "5");
         assert_eq!(cpu_list(&[]), "");
     }

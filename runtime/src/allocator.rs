@@ -4,8 +4,9 @@
 //! This host has one kind of memory, so every memory space is the system heap; what differs
 //! between allocators is what the traits ask for:
 //! * `alignment`: every block is aligned at least that much (a power of two);
-//! * `pool_size`: the bytes live at once through the allocator; an allocation beyond it
-//!   falls back;
+//! * `pool_size`: the bytes the allocator's live blocks take from the heap at once (each
+//!   block's header and alignment padding included, as libomp counts them); an allocation
+//!   beyond it falls back;
 //! * `fallback`: what a failed allocation does: `default_mem_fb` (the default) takes the
 //!   memory from `omp_default_mem_alloc`, `null_fb` returns null, `abort_fb` ends the
 //!   program, `allocator_fb` tries the allocator in `fb_data`;
@@ -326,11 +327,13 @@ fn try_alloc(
         (size, align)
     };
     let pooled = a.traits.pool_size != usize::MAX;
+    // A pool counts what its blocks take from the heap, headers and padding included.
+    let charge = memory::footprint(size, align)?;
     if pooled {
         // Relaxed: the pool count guards no other data; the CAS keeps it within the limit.
         let mut cur = a.used.load(Ordering::Relaxed);
         loop {
-            let next = cur.checked_add(size).filter(|&n| n <= a.traits.pool_size)?;
+            let next = cur.checked_add(charge).filter(|&n| n <= a.traits.pool_size)?;
             match a.used.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(now) => cur = now,
@@ -346,7 +349,7 @@ fn try_alloc(
         }
         if pooled {
             // Relaxed: as above.
-            a.used.fetch_sub(size, Ordering::Relaxed);
+            a.used.fetch_sub(charge, Ordering::Relaxed);
         }
         return None;
     }
@@ -374,7 +377,8 @@ pub unsafe fn free(p: *mut c_void) {
         }
         if a.traits.pool_size != usize::MAX {
             // Relaxed: as in `try_alloc`.
-            a.used.fetch_sub(size, Ordering::Relaxed);
+            // SAFETY: per the contract.
+            a.used.fetch_sub(unsafe { memory::block_footprint(p) }, Ordering::Relaxed);
         }
     }
     // SAFETY: per the contract.
@@ -488,7 +492,9 @@ mod tests {
         assert!(alloc(h, 600, 16, false).unwrap().is_null(), "null_fb beyond the pool");
         // SAFETY: a live block from `alloc`.
         unsafe { free(a) };
-        let b = alloc(h, 1000, 16, false).unwrap();
+        // A block's header (32 bytes at alignment 16) counts: 968 bytes fill the pool.
+        assert!(alloc(h, 969, 16, false).unwrap().is_null(), "969 bytes and a header exceed 1000");
+        let b = alloc(h, 968, 16, false).unwrap();
         assert!(!b.is_null(), "the pool is whole again");
         let d = init(0, &[(4, 1000)]).unwrap();
         let c = alloc(d, 5000, 16, false).unwrap();
@@ -515,7 +521,8 @@ mod tests {
 
     #[test]
     fn fallbacks_keep_the_alignment_and_realloc_the_requested_allocator() {
-        let h = init(0, &[(2, 256), (4, 100)]).unwrap();
+        // A pool of 400: 50 bytes at alignment 256 take 306 (the header is padded to 256).
+        let h = init(0, &[(2, 256), (4, 400)]).unwrap();
         let big = alloc(h, 1000, 16, false).unwrap();
         assert!(!big.is_null(), "default_mem_fb beyond the pool");
         assert_eq!(big as usize % 256, 0, "the fallback keeps the alignment trait");

@@ -25,6 +25,13 @@ pub struct Settings {
 /// Where variables come from: the process environment, or a table (tests).
 pub trait Source {
     fn get(&self, name: &str) -> Option<String>;
+
+    /// The soft limit of the initial thread's stack (`ulimit -s`), in bytes, if there is one
+    /// (`u64::MAX`: unlimited): the workers' default stack size follows it. A test source has
+    /// none.
+    fn stack_limit(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The process environment, after the settings `kmp_set_defaults` gave before the runtime
@@ -41,22 +48,55 @@ impl Source for ProcessEnv {
         }
         std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
     }
+
+    fn stack_limit(&self) -> Option<u64> {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes the struct we pass.
+        (unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0).then_some(r.rlim_cur)
+    }
+}
+
+/// Worker stacks without `OMP_STACKSIZE`: as large as the initial thread's (`limit`, its soft
+/// limit), so that code that runs on the initial thread runs on a worker too (libomp likewise
+/// propagates the initial thread's stack size), but never below the 4 MiB libomp always gave
+/// workers, and at most 64 MiB (an unlimited stack, `u64::MAX`, gets 64 MiB); 4 MiB when the
+/// system does not say.
+pub fn default_stacksize(limit: Option<u64>) -> usize {
+    const FLOOR: u64 = 4 << 20;
+    limit.map_or(FLOOR, |l| l.clamp(FLOOR, 64 << 20)) as usize
 }
 
 /// `kmp_set_defaults`: `NAME=VALUE` settings (several separated by `|`, as libomp takes them,
-/// or by blanks) read as if they were in the environment; only before the runtime starts (it
-/// reads the environment once).
+/// or by blanks) read as if they were in the environment. Before the runtime starts, any
+/// setting; afterwards (it reads the environment once) only those that can change while it
+/// runs (`OMP_TARGET_OFFLOAD`) take effect, and the others are reported.
 pub fn set_defaults(text: &str) -> Result<(), String> {
-    if crate::Runtime::started() {
-        return Err("called after the runtime started (it reads its settings once); ignored".into());
-    }
     let mut pairs = Vec::new();
     for item in text.split(|c: char| c == '|' || c.is_whitespace()).filter(|i| !i.is_empty()) {
         let (k, v) = item.split_once('=').ok_or(format!("{item:?} is not NAME=VALUE; ignored"))?;
         pairs.push((k.to_string(), v.to_string()));
     }
-    DEFAULTS.lock().extend(pairs);
-    Ok(())
+    if !crate::Runtime::started() {
+        DEFAULTS.lock().extend(pairs);
+        return Ok(());
+    }
+    let mut ignored = Vec::new();
+    for (k, v) in pairs {
+        if k == "OMP_TARGET_OFFLOAD" {
+            let src: &[(&str, &str)] = &[("OMP_TARGET_OFFLOAD", &v)];
+            let mut r = Reader { src: &src, warnings: Vec::new(), given: Vec::new() };
+            let value = r.read("OMP_TARGET_OFFLOAD", "default", parse_target_offload).unwrap_or(1);
+            r.warnings.iter().for_each(|w| crate::registry::warn(w));
+            crate::query::set_target_offload(value);
+        } else {
+            ignored.push(k);
+        }
+    }
+    if ignored.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("called after the runtime started, which reads {} once; ignored", ignored.join(", ")))
+    }
 }
 
 impl Source for &[(&str, &str)] {
@@ -68,6 +108,8 @@ impl Source for &[(&str, &str)] {
 struct Reader<'a> {
     src: &'a dyn Source,
     warnings: Vec<String>,
+    /// The variables read that were set, as given (`KMP_SETTINGS` lists them).
+    given: Vec<(String, String)>,
 }
 
 impl Reader<'_> {
@@ -79,6 +121,7 @@ impl Reader<'_> {
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Option<T> {
         let raw = self.src.get(name)?;
+        self.given.push((name.to_string(), raw.clone()));
         match parse(raw.trim()) {
             Ok(v) => Some(v),
             Err(why) => {
@@ -153,13 +196,25 @@ pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
         Some(c) => parse_uint(&c, 1, i32::MAX as u64).map_err(|_| "bad chunk size".to_string())? as i32,
         None => 0,
     };
+    // Without a modifier, static is monotonic and the others are not (OpenMP 5.0); only a
+    // modifier that was given is reported (`omp_get_schedule`).
     let monotonic = match modifier.as_deref() {
-        None => kind == ScheduleKind::Static,
+        None => false,
         Some("monotonic") => true,
         Some("nonmonotonic") => false,
         Some(_) => return Err("expected the modifier monotonic or nonmonotonic".into()),
     };
     Ok(Schedule { kind, chunk, monotonic })
+}
+
+/// `OMP_TARGET_OFFLOAD`: disabled (0), default (1) or mandatory (2), any case.
+pub fn parse_target_offload(s: &str) -> Result<i32, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "disabled" => Ok(0),
+        "default" => Ok(1),
+        "mandatory" => Ok(2),
+        _ => Err("expected disabled, default or mandatory".into()),
+    }
 }
 
 fn parse_bind_list(s: &str) -> Result<Vec<ProcBind>, String> {
@@ -230,8 +285,19 @@ pub fn parse_blocktime(s: &str) -> Result<Option<u64>, String> {
 
 /// Reads every variable from `src`.
 pub fn read(src: &dyn Source) -> Settings {
-    let mut r = Reader { src, warnings: Vec::new() };
-    let mask = places::process_mask();
+    let mut r = Reader { src, warnings: Vec::new(), given: Vec::new() };
+    let mut mask = places::process_mask();
+    if let Some(subset) = r.read("KMP_HW_SUBSET", "the whole machine", crate::hw_subset::parse) {
+        let kept = crate::hw_subset::select(&subset, &places::cpu_tree(&mask));
+        if kept.is_empty() {
+            r.warnings.push(format!(
+                "oxiomp: warning: KMP_HW_SUBSET='{}' leaves no CPU of the process; using the whole machine",
+                src.get("KMP_HW_SUBSET").unwrap_or_default()
+            ));
+        } else {
+            mask = kept;
+        }
+    }
     let nprocs = mask.len().max(1) as u32;
 
     let max = crate::registry::MAX_THREADS as u64;
@@ -259,22 +325,35 @@ pub fn read(src: &dyn Source) -> Settings {
     let thread_limit = r
         .read("OMP_THREAD_LIMIT", "no limit", |s| parse_uint(s, 1, i32::MAX as u64).map(|v| v as u32))
         .unwrap_or(i32::MAX as u32);
-    let bind_list = r.read("OMP_PROC_BIND", "false", parse_bind_list);
+    let mut bind_list = r.read("OMP_PROC_BIND", "false", parse_bind_list);
     let places_text = src.get("OMP_PLACES");
-    let places = r.read("OMP_PLACES", "cores", |s| places::parse_places(s, &mask)).map(|p| {
+    let mut places_name = None;
+    let mut places = r.read("OMP_PLACES", "cores", |s| places::parse_places(s, &mask)).map(|p| {
         if let Some(note) = p.note() {
             r.warnings.push(format!(
                 "oxiomp: warning: OMP_PLACES='{}': {note}",
                 places_text.as_deref().unwrap_or_default()
             ));
         }
+        places_name = p.name;
         p.list
     });
+    let kmp_affinity =
+        r.read("KMP_AFFINITY", "none", |s| crate::kmp_affinity::parse(s, &mask)).unwrap_or_default();
+    if let Some((list, bind)) = kmp_affinity.binding
+        && places.is_none()
+        && bind_list.is_none()
+    {
+        places = Some(list);
+        bind_list = Some(vec![bind]);
+    }
     let run_sched = r.read("OMP_SCHEDULE", "static", parse_schedule).unwrap_or_default();
+    let default_stack = default_stacksize(src.stack_limit());
+    let default_text = format!("{}K", default_stack >> 10);
     let stacksize = r
-        .read("OMP_STACKSIZE", "4M", parse_size)
-        .or_else(|| r.read("KMP_STACKSIZE", "4M", parse_size))
-        .unwrap_or(4 << 20);
+        .read("OMP_STACKSIZE", &default_text, parse_size)
+        .or_else(|| r.read("KMP_STACKSIZE", &default_text, parse_size))
+        .unwrap_or(default_stack);
     let wait_active = r
         .read("OMP_WAIT_POLICY", "active for a while, then passive", |s| {
             match s.to_ascii_lowercase().as_str() {
@@ -295,7 +374,9 @@ pub fn read(src: &dyn Source) -> Settings {
         }
         b => b,
     });
+    let target_offload = r.read("OMP_TARGET_OFFLOAD", "default", parse_target_offload).unwrap_or(1);
     let cancellation = r.read("OMP_CANCELLATION", "false", parse_bool).unwrap_or(false);
+    let task_throttling = r.read("KMP_ENABLE_TASK_THROTTLING", "true", parse_bool).unwrap_or(true);
     let max_task_priority =
         r.read("OMP_MAX_TASK_PRIORITY", "0", |s| parse_uint(s, 0, i32::MAX as u64)).unwrap_or(0) as i32;
     let default_device =
@@ -340,12 +421,35 @@ pub fn read(src: &dyn Source) -> Settings {
         None if list.len() > 1 || binds.len() > 1 => SUPPORTED_ACTIVE_LEVELS,
         None => 1,
     });
+    // Without KMP_BLOCKTIME, the wait policy decides, as in libomp: active waits never sleep
+    // (infinite block time; waiting threads still yield), passive ones sleep at once.
     let blocktime_ms = match (blocktime, wait_active) {
         (Some(b), _) => b,
         (None, Some(false)) => Some(0),
-        (None, _) => Some(200),
+        (None, Some(true)) => None,
+        (None, None) => Some(200),
     };
-    let places = places.unwrap_or_else(|| places::default_places(&mask));
+    let places = places.unwrap_or_else(|| {
+        places_name = Some("cores".into());
+        places::default_places(&mask)
+    });
+    let settings_report = r.read("KMP_SETTINGS", "false", parse_bool).unwrap_or(false);
+    let teams_bind = r
+        .read("KMP_TEAMS_PROC_BIND", "spread", |s| match parse_bind_list(s)?.as_slice() {
+            [b @ (ProcBind::Spread | ProcBind::Close | ProcBind::Primary)] => Ok(*b),
+            _ => Err("expected spread, close or primary".into()),
+        })
+        .unwrap_or(ProcBind::Spread);
+    // libomp's count of dispatch buffers, 1 to 4096: checked and reported as libomp does,
+    // otherwise unused (oxiomp's loop slots wait safely for stragglers whatever the count).
+    if let Some(n) =
+        r.read("KMP_DISP_NUM_BUFFERS", "7", |s| s.parse::<i64>().map_err(|_| "expected a number".into()))
+        && !(1..=4096).contains(&n)
+    {
+        let (what, used) = if n < 1 { ("too small", 1) } else { ("too large", 4096) };
+        r.warnings
+            .push(format!("oxiomp: warning: KMP_DISP_NUM_BUFFERS='{n}' is {what} (1 to 4096); using {used}"));
+    }
     let nplaces = places.places.len() as u32;
     Settings {
         icvs: Icvs {
@@ -377,6 +481,13 @@ pub fn read(src: &dyn Source) -> Settings {
             places_text,
             trace_dir,
             device_thread_limit,
+            target_offload,
+            task_throttling,
+            affinity_verbose: kmp_affinity.verbose,
+            affinity_reset: kmp_affinity.reset,
+            places_name,
+            settings_report: settings_report.then_some(r.given.clone()),
+            teams_bind,
         },
         mask,
         places,
@@ -385,6 +496,25 @@ pub fn read(src: &dyn Source) -> Settings {
 }
 
 /// The OMP_DISPLAY_ENV text (OpenMP 5.2 §6.12): version, then `[host] NAME='VALUE'` lines.
+/// `KMP_SETTINGS=1`: the variables the program was started with (as given), then the
+/// settings in force, one per line (as `OMP_DISPLAY_ENV` shows them, places by name where they
+/// come from one). Empty when not asked for.
+pub fn settings_report(s: &Settings) -> String {
+    let Some(given) = &s.globals.settings_report else { return String::new() };
+    let mut out = String::from("oxiomp: KMP_SETTINGS\nUser settings:\n");
+    for (k, v) in given {
+        out.push_str(&format!("   {k}='{v}'\n"));
+    }
+    out.push_str("Effective settings:\n");
+    for l in display(s).lines().filter_map(|l| l.strip_prefix("  [host] ")) {
+        match (&s.globals.places_name, l.starts_with("OMP_PLACES=")) {
+            (Some(name), true) => out.push_str(&format!("   OMP_PLACES='{name}'\n")),
+            _ => out.push_str(&format!("   {l}\n")),
+        }
+    }
+    out
+}
+
 pub fn display(s: &Settings) -> String {
     let i = &s.icvs;
     let g = &s.globals;
@@ -400,7 +530,11 @@ pub fn display(s: &Settings) -> String {
     );
     let sched = format!(
         "{}{}{}",
-        if i.run_sched.monotonic { "MONOTONIC:" } else { "NONMONOTONIC:" },
+        if i.run_sched.monotonic || i.run_sched.kind == ScheduleKind::Static {
+            "MONOTONIC:"
+        } else {
+            "NONMONOTONIC:"
+        },
         i.run_sched.kind.name().to_ascii_uppercase(),
         if i.run_sched.chunk > 0 { format!(",{}", i.run_sched.chunk) } else { String::new() }
     );
@@ -497,6 +631,16 @@ mod tests {
         assert_eq!(s.globals.blocktime_ms, Some(200));
     }
 
+    /// Worker stacks follow the initial thread's limit, within 4 MiB and 64 MiB.
+    #[test]
+    fn default_stack_size_follows_the_stack_limit() {
+        assert_eq!(default_stacksize(Some(8 << 20)), 8 << 20);
+        assert_eq!(default_stacksize(Some(u64::MAX)), 64 << 20);
+        assert_eq!(default_stacksize(Some(1 << 30)), 64 << 20);
+        assert_eq!(default_stacksize(Some(4096)), 4 << 20);
+        assert_eq!(default_stacksize(None), 4 << 20);
+    }
+
     /// Thread counts above the most the runtime runs at once are cut down to it, with a
     /// warning that says so (not that the value is malformed).
     #[test]
@@ -549,6 +693,12 @@ mod tests {
         }
         assert_eq!(with(&[("KMP_BLOCKTIME", "2147483647")]).warnings.len(), 0);
         assert_eq!(with(&[("OMP_WAIT_POLICY", "passive")]).globals.blocktime_ms, Some(0));
+        assert_eq!(with(&[("OMP_WAIT_POLICY", "active")]).globals.blocktime_ms, None);
+        assert_eq!(
+            with(&[("OMP_WAIT_POLICY", "active"), ("KMP_BLOCKTIME", "5")]).globals.blocktime_ms,
+            Some(5)
+        );
+        assert_eq!(with(&[]).globals.blocktime_ms, Some(200));
     }
 
     #[test]

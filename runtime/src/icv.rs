@@ -177,6 +177,22 @@ pub struct Globals {
     /// The most threads that use the runtime at once, and so the largest team
     /// (`KMP_DEVICE_THREAD_LIMIT`, at most `registry::MAX_THREADS`, the default).
     pub device_thread_limit: u32,
+    /// target-offload-var (`OMP_TARGET_OFFLOAD`): 0 disabled, 1 default, 2 mandatory.
+    pub target_offload: i32,
+    /// `KMP_ENABLE_TASK_THROTTLING`: whether a task creator runs new tasks at once once its
+    /// queue holds enough (the cut-off; on by default).
+    pub task_throttling: bool,
+    /// `KMP_AFFINITY=verbose`: the places and each binding are printed.
+    pub affinity_verbose: bool,
+    /// `KMP_AFFINITY=reset`: a primary thread leaving an outermost region is unbound.
+    pub affinity_reset: bool,
+    /// The abstract name the places come from (`cores`, ...), if they do.
+    pub places_name: Option<String>,
+    /// `KMP_SETTINGS`: the variables given (name, value as given), to report at start-up.
+    pub settings_report: Option<Vec<(String, String)>>,
+    /// `KMP_TEAMS_PROC_BIND`: how a league's teams are placed in the encountering thread's
+    /// partition (spread by default, as in libomp).
+    pub teams_bind: ProcBind,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

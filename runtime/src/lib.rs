@@ -21,7 +21,11 @@ pub(crate) mod sync;
 #[cfg(not(loom))]
 pub mod env;
 #[cfg(not(loom))]
+pub mod hw_subset;
+#[cfg(not(loom))]
 pub mod icv;
+#[cfg(not(loom))]
+pub mod kmp_affinity;
 #[cfg(not(loom))]
 pub mod lock;
 #[cfg(not(loom))]
@@ -59,6 +63,23 @@ pub use thread::Thread;
 pub fn stderr_line(args: std::fmt::Arguments) {
     use std::io::Write;
     let _ = std::io::stderr().write_fmt(format_args!("{args}\n"));
+}
+
+/// A fatal error the program asked for (`#pragma omp error`, a `strict` clause that cannot be
+/// met): reports it and ends the process with exit status 1 (as libgomp does; libomp aborts).
+/// One thread ends it: others that meet such an error meanwhile wait for the exit.
+#[cfg(not(loom))]
+#[cold]
+pub fn user_error(args: std::fmt::Arguments) -> ! {
+    stderr_line(format_args!("oxiomp: error: {args}"));
+    static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    // Relaxed: only decides which thread calls exit; the others never return.
+    if ENDING.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        loop {
+            std::thread::park();
+        }
+    }
+    std::process::exit(1)
 }
 
 /// Ends the process with a message: for states the runtime cannot continue from.

@@ -64,6 +64,26 @@ pub unsafe fn block_info(p: *mut c_void) -> (usize, Owner) {
     }
 }
 
+/// The bytes a block of `size` bytes aligned to `align` takes from the system heap: the user
+/// part, the header and the padding before it (what an allocator's pool counts). None if no
+/// such block can be made.
+pub fn footprint(size: usize, align: usize) -> Option<usize> {
+    layout(size, align).map(|(l, _)| l.size())
+}
+
+/// The [`footprint`] of a block from [`alloc`].
+///
+/// # Safety
+/// `p` came from [`alloc`] and is not freed.
+pub unsafe fn block_footprint(p: *mut c_void) -> usize {
+    // SAFETY: per the contract the header precedes `p`.
+    let (align, size) = unsafe {
+        let h = (p as *mut u8).sub(HEADER) as *const usize;
+        (*h, *h.add(1))
+    };
+    footprint(size, align).expect("layout was valid at allocation")
+}
+
 /// The size of a memory page.
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

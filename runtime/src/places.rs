@@ -29,6 +29,38 @@ pub fn process_mask() -> Vec<u32> {
         .collect()
 }
 
+/// `KMP_AFFINITY=verbose` and `reset` (see `kmp_affinity`), copied out of the settings when
+/// the runtime starts. Std atomics: settings, not part of any model.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static RESET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Called once by the runtime's start: prints the places when `verbose` asks for it.
+pub(crate) fn set_kmp_affinity(verbose: bool, reset: bool, places: &PlaceList, bind: ProcBind) {
+    // Relaxed: written while the runtime starts, before any thread binds.
+    VERBOSE.store(verbose, std::sync::atomic::Ordering::Relaxed);
+    RESET.store(reset, std::sync::atomic::Ordering::Relaxed);
+    if verbose {
+        let list: Vec<String> = places.places.iter().map(|p| cpu_set_text(p)).collect();
+        crate::stderr_line(format_args!(
+            "oxiomp: KMP_AFFINITY: {} places {}; binding {bind:?}",
+            list.len(),
+            list.join(",")
+        ));
+    }
+}
+
+/// Whether a primary thread leaving an outermost region is unbound (`KMP_AFFINITY=reset`).
+#[inline]
+pub(crate) fn reset_on() -> bool {
+    // Relaxed: see `set_kmp_affinity`.
+    RESET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn cpu_set_text(cpus: &[u32]) -> String {
+    let ids: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+    format!("{{{}}}", ids.join(","))
+}
+
 /// Binds the calling thread to the CPUs of one place. Returns false if the kernel refused.
 pub fn bind_current_thread(cpus: &[u32]) -> bool {
     // SAFETY: as in `process_mask`, an all-zero cpu_set_t is the empty set.
@@ -43,6 +75,15 @@ pub fn bind_current_thread(cpus: &[u32]) -> bool {
     let bound = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 };
     if bound {
         oxiomp_instrument::affinity_changed();
+        // Relaxed: see `set_kmp_affinity`.
+        if VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::gettid() };
+            crate::stderr_line(format_args!(
+                "oxiomp: KMP_AFFINITY: OS thread {tid} bound to CPUs {}",
+                cpu_set_text(cpus)
+            ));
+        }
     }
     bound
 }
@@ -180,6 +221,16 @@ fn topology(cpu: u32) -> CpuTopo {
     CpuTopo { package, core, llc: llc.1, numa }
 }
 
+/// Each CPU of `mask` with its socket and core (for `KMP_HW_SUBSET`).
+pub(crate) fn cpu_tree(mask: &[u32]) -> Vec<crate::hw_subset::CpuAt> {
+    mask.iter()
+        .map(|&c| {
+            let t = topology(c);
+            (t.package, t.core, c)
+        })
+        .collect()
+}
+
 /// Groups the CPUs of `mask` by `key`, in order of each group's first CPU.
 fn group_by(mask: &[u32], key: impl Fn(&CpuTopo) -> i64) -> Vec<Vec<u32>> {
     let mut groups: Vec<(i64, Vec<u32>)> = Vec::new();
@@ -206,6 +257,12 @@ fn abstract_places(name: &str, mask: &[u32]) -> Option<Vec<Vec<u32>>> {
     })
 }
 
+/// The places of one kind of unit (an abstract place name: `threads`, `cores`, ...) over the
+/// CPUs of `mask`; empty for an unknown name.
+pub fn places_at(name: &str, mask: &[u32]) -> Vec<Vec<u32>> {
+    abstract_places(name, mask).unwrap_or_default()
+}
+
 /// The default place list (used when binding is requested without OMP_PLACES): cores.
 pub fn default_places(mask: &[u32]) -> PlaceList {
     PlaceList { places: abstract_places("cores", mask).unwrap_or_default() }
@@ -227,6 +284,10 @@ pub struct ParsedPlaces {
     pub missing_first: Vec<i64>,
     /// Places beyond the most a list holds (`max_places`) were dropped.
     pub truncated: bool,
+    /// The abstract name the places come from (`cores`, ...), if they do.
+    pub name: Option<String>,
+    /// What was wrong with the count after an abstract name (ignored), if anything.
+    pub bad_count: Option<String>,
 }
 
 impl ParsedPlaces {
@@ -244,6 +305,9 @@ impl ParsedPlaces {
         }
         if self.truncated {
             parts.push(format!("ignoring the places beyond the first {}", self.list.places.len()));
+        }
+        if let (Some(e), Some(name)) = (&self.bad_count, &self.name) {
+            parts.push(format!("{e}; using {name}"));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
@@ -266,20 +330,36 @@ fn parse_places_on(text: &str, mask: &[u32], ncpus: u32) -> Result<ParsedPlaces,
     let lower = t.to_ascii_lowercase();
     let (name, count) = match lower.split_once('(') {
         Some((n, rest)) => {
-            let c = rest.strip_suffix(')').ok_or("missing ')'")?;
-            let c: usize = c.parse().map_err(|_| format!("bad place count '{c}'"))?;
-            if c == 0 {
-                return Err("place count must be positive".into());
-            }
-            (n.to_string(), Some(c))
+            let count = || -> Result<usize, String> {
+                let c = rest.strip_suffix(')').ok_or("missing ')'")?;
+                match c.parse() {
+                    Ok(0) => Err("place count must be positive".into()),
+                    Ok(c) => Ok(c),
+                    Err(_) => Err(format!("bad place count '{c}'")),
+                }
+            };
+            (n.to_string(), Some(count()))
         }
         None => (lower.clone(), None),
     };
     if let Some(mut places) = abstract_places(&name, mask) {
-        if let Some(c) = count {
-            places.truncate(c);
+        // An abstract name with a malformed count means that name's places (as in libomp),
+        // with a note.
+        let mut bad_count = None;
+        match count {
+            Some(Ok(c)) => places.truncate(c),
+            Some(Err(e)) => bad_count = Some(e),
+            None => {}
         }
-        return Ok(ParsedPlaces { list: PlaceList { places }, ..Default::default() });
+        return Ok(ParsedPlaces {
+            list: PlaceList { places },
+            name: Some(name),
+            bad_count,
+            ..Default::default()
+        });
+    }
+    if let Some(Err(e)) = count {
+        return Err(e);
     }
     if !t.starts_with('{') && !t.starts_with('!') {
         return Err(format!("unknown place name '{name}'"));
@@ -381,6 +461,7 @@ fn parse_places_on(text: &str, mask: &[u32], ncpus: u32) -> Result<ParsedPlaces,
         missing: missing.count,
         missing_first: missing.first,
         truncated,
+        ..Default::default()
     })
 }
 
@@ -530,9 +611,15 @@ mod tests {
         assert_eq!(parse("{0}:4:1,!{1}:2", &mask).unwrap(), vec![vec![0], vec![3]]);
         assert_eq!(parse("threads(2)", &mask).unwrap(), vec![vec![0], vec![1]]);
         assert_eq!(parse(" THREADS ", &[3]).unwrap(), vec![vec![3]]);
-        for bad in ["", "{0", "{a}", "{0}:0", "bogus", "threads(0)", "{0},,", "{7}", "{99999999999999999999}"]
-        {
+        for bad in ["", "{0", "{a}", "{0}:0", "bogus", "bogus(2)", "{0},,", "{7}", "{99999999999999999999}"] {
             assert!(parse(bad, &[0, 1]).is_err(), "{bad:?} accepted");
+        }
+        // A place name with a malformed count means the name's places, with a note (libomp
+        // reads it so).
+        for lenient in ["threads(0)", "threads(", "threads()", "threads(x)"] {
+            let p = parse_places_on(lenient, &mask, 16).unwrap();
+            assert_eq!(p.list.places.len(), 8, "{lenient:?}");
+            assert!(p.note().unwrap().contains("using threads"), "{lenient:?}");
         }
     }
 

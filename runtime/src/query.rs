@@ -116,12 +116,14 @@ pub fn set_schedule(kind: i32, chunk: i32) -> Result<(), Misuse> {
     Ok(())
 }
 
-/// `omp_get_schedule`: (kind with the monotonic bit when set, chunk).
+/// `omp_get_schedule`: (kind with the monotonic bit when the modifier was given, chunk), as
+/// libomp reports them: a kind other than static without a chunk has chunk 1 (what it uses),
+/// and `static_steal` is reported as `dynamic` (it hands out dynamic chunks, stealing or not).
 pub fn schedule() -> (i32, i32) {
     let s = Thread::current().icvs().run_sched;
-    let kind = s.kind as i32
-        | if s.monotonic && s.kind != ScheduleKind::Static { crate::icv::SCHED_MONOTONIC } else { 0 };
-    (kind, s.chunk)
+    let kind = if s.kind == ScheduleKind::StaticSteal { ScheduleKind::Dynamic } else { s.kind };
+    let chunk = if s.kind != ScheduleKind::Static && s.chunk == 0 { 1 } else { s.chunk };
+    (kind as i32 | if s.monotonic { crate::icv::SCHED_MONOTONIC } else { 0 }, chunk)
 }
 
 pub fn thread_limit() -> i32 {
@@ -262,6 +264,21 @@ pub(crate) fn set_cancellation_on(v: bool) {
     CANCELLATION_ON.store(v, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// target-offload-var: set when the runtime starts, and by `kmp_set_defaults` afterwards.
+static TARGET_OFFLOAD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1);
+
+/// target-offload-var (0 disabled, 1 default, 2 mandatory), the runtime started first.
+pub fn target_offload() -> i32 {
+    Runtime::get();
+    // Relaxed: a setting, read on its own.
+    TARGET_OFFLOAD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+pub(crate) fn set_target_offload(v: i32) {
+    // Relaxed: see `target_offload`.
+    TARGET_OFFLOAD.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
 pub fn max_task_priority() -> i32 {
     Runtime::get().settings().globals.max_task_priority
 }
@@ -316,6 +333,21 @@ mod tests {
             assert!(set_schedule(9, 1).is_err());
             set_schedule(2 | crate::icv::SCHED_MONOTONIC, 5).unwrap();
             assert_eq!(schedule(), (2 | crate::icv::SCHED_MONOTONIC, 5));
+            // The monotonic bit of static is reported when it was given, not otherwise.
+            set_schedule(1 | crate::icv::SCHED_MONOTONIC, 0).unwrap();
+            assert_eq!(schedule(), (1 | crate::icv::SCHED_MONOTONIC, 0));
+            set_schedule(1, 0).unwrap();
+            assert_eq!(schedule(), (1, 0));
+            // Kinds other than static report chunk 1 when none was given; static_steal as
+            // dynamic.
+            for kind in [2, 3, 4, 101] {
+                set_schedule(kind, 0).unwrap();
+                assert_eq!(schedule(), (kind, 1), "kind {kind}");
+            }
+            set_schedule(102, 0).unwrap();
+            assert_eq!(schedule(), (2, 1));
+            set_schedule(102, 14).unwrap();
+            assert_eq!(schedule(), (2, 14));
         })
         .join()
         .unwrap();

@@ -186,6 +186,9 @@ impl Runtime {
             }
             // Recorded from here (the recorder starts with the settings that ask for it).
             oxiomp_instrument::init_enter();
+            if settings.globals.settings_report.is_some() {
+                crate::stderr_line(format_args!("{}", env::settings_report(&settings).trim_end()));
+            }
             if settings.globals.display_env != crate::icv::DisplayEnv::False {
                 crate::stderr_line(format_args!("{}", env::display(&settings).trim_end()));
             }
@@ -195,7 +198,15 @@ impl Runtime {
                 .map_or(Duration::from_secs(u64::MAX / 4), Duration::from_millis);
             WaitPolicy::set_block_time(bt);
             crate::query::set_cancellation_on(settings.globals.cancellation);
+            crate::query::set_target_offload(settings.globals.target_offload);
+            crate::task::set_throttling(settings.globals.task_throttling);
             crate::affinity_format::set_display(settings.globals.display_affinity);
+            crate::places::set_kmp_affinity(
+                settings.globals.affinity_verbose,
+                settings.globals.affinity_reset,
+                &settings.places,
+                settings.icvs.bind,
+            );
             let table = zeroed_table::<ThreadDesc>(MAX_THREADS);
             oxiomp_instrument::init_exit();
             Runtime {

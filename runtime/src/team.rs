@@ -417,6 +417,12 @@ impl Team {
         oxiomp_instrument::leave_with(|| self.job.state());
     }
 
+    /// What decides where the team's members run: the binding policy, the primary thread's
+    /// place and the partition (`OMP_DISPLAY_AFFINITY` reprints when it changes).
+    pub(crate) fn placement_key(&self) -> (ProcBind, Option<u32>, u32, u32) {
+        (self.policy, self.master_place, self.icvs.partition_start, self.icvs.partition_len)
+    }
+
     fn placement(&self, tid: u32) -> Option<Placement> {
         let master = self.master_place?;
         let i = &self.icvs;
@@ -484,18 +490,33 @@ pub fn fork(th: Thread, req: ForkRequest) {
         return;
     }
     run_team(th, n, bind, req, true);
+    if crate::places::reset_on() && th.team().level == 0 {
+        th.reset_binding();
+    }
 }
 
 /// How many threads the next region gets, consuming the pushed clauses; reserves them in the
 /// contention group (the reservation is recorded on the team by `run_team`).
 fn decide_team(th: Thread) -> (u32, ProcBind) {
+    let strict = th.ctx().push_strict.take();
+    let (n, bind, requested) = decide_team_size(th);
+    if let Some(s) = strict
+        && n < requested
+    {
+        s.fell_short(requested, n);
+    }
+    (n, bind)
+}
+
+/// `decide_team` without the `strict` modifier: (threads, binding, threads requested).
+fn decide_team_size(th: Thread) -> (u32, ProcBind, u32) {
     let ctx = th.ctx();
     let requested = std::mem::take(&mut ctx.push_nthreads);
     let bind = ctx.push_bind.take().unwrap_or(ctx.icvs.bind);
     let requested = if requested > 0 { requested } else { ctx.icvs.nthreads };
     let team = th.team();
     if requested <= 1 || team.active_level >= ctx.icvs.max_active_levels {
-        return (1, bind);
+        return (1, bind, requested);
     }
     let rt = Runtime::get();
     let mut n = requested;
@@ -512,7 +533,7 @@ fn decide_team(th: Thread) -> (u32, ProcBind) {
     loop {
         let extra = (n - 1).min(limit.saturating_sub(cur));
         match cg.compare_exchange_weak(cur, cur + extra, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return (extra + 1, bind),
+            Ok(_) => return (extra + 1, bind, requested),
             Err(now) => cur = now,
         }
     }
@@ -522,7 +543,7 @@ fn decide_team(th: Thread) -> (u32, ProcBind) {
 /// `league` is set) and joins it.
 fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool) {
     let rt = Runtime::get();
-    let (mut team, saved, level) = {
+    let (mut team, saved, level, child_icvs) = {
         let ctx = th.ctx();
         let parent = th.team();
         let level = parent.level as usize;
@@ -530,7 +551,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
             ctx.hot.resize_with(level + 1, || None);
         }
         let team = ctx.hot[level].take().unwrap_or_else(|| Box::new(Team::empty(ctx.icvs)));
-        (team, ctx.save(), level)
+        (team, ctx.save(), level, ctx.child_icvs())
     };
     let wanted = n;
     {
@@ -566,7 +587,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         if !t.job.same(&job) {
             t.job = job;
         }
-        set(&mut t.icvs, saved.icvs.for_child());
+        set(&mut t.icvs, child_icvs);
         t.begin_region();
         set(&mut t.cg, parent.cg);
         t.primary.cg_reserved = if reserved { n - 1 } else { 0 };
@@ -647,6 +668,7 @@ pub fn serialized_begin(th: Thread, ident: *const c_void) {
         let ctx = th.ctx();
         ctx.push_nthreads = 0;
         ctx.push_bind = None;
+        ctx.push_strict = None;
     }
     serialized_begin_with(th, ident, 0);
 }
@@ -659,7 +681,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     }
     // SAFETY: the current team encloses the new region and outlives it.
     let parent = unsafe { &*ctx.team };
-    let icvs = ctx.icvs.for_child();
+    let icvs = ctx.child_icvs();
     let t = &mut *ctx.serial[depth];
     t.begin_region();
     t.members.clear();
@@ -740,6 +762,13 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
     // SAFETY: the current team encloses the construct.
     let parent = unsafe { &*parent_team };
     let mut league = League { teams: Vec::with_capacity(nteams as usize), user: req.job };
+    // With binding in force, the teams divide the encountering thread's place partition as a
+    // parallel region's threads would (KMP_TEAMS_PROC_BIND, spread by default); each team's
+    // initial thread is bound to its team's place.
+    let nplaces = rt.settings().places.places.len() as u32;
+    let teams_bind = rt.settings().globals.teams_bind;
+    let placed = icvs.bind != ProcBind::False && nplaces > 0 && icvs.partition_len > 0;
+    let master_place = if placed { th.place().unwrap_or(icvs.partition_start).min(nplaces - 1) } else { 0 };
     for k in 0..nteams {
         let mut t = Team::empty(icvs);
         t.level = parent.level;
@@ -752,6 +781,19 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
         t.ident = req.ident;
         t.icvs.thread_limit = limit;
         t.icvs.nthreads = t.icvs.nthreads.min(limit);
+        if placed {
+            let p = places::place_thread(
+                teams_bind,
+                icvs.partition_start,
+                icvs.partition_len,
+                master_place,
+                nteams,
+                k,
+            );
+            t.icvs.partition_start = p.partition_start;
+            t.icvs.partition_len = p.partition_len;
+            t.master_place = Some(p.place);
+        }
         league.teams.push(t);
     }
     // Each league team starts a contention group of its own. The vector is not resized any
@@ -799,6 +841,9 @@ unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
         ctx.tsc = std::ptr::null();
         ctx.at_barrier = false;
         ctx.begin_implicit_task();
+        if let Some(p) = t.master_place {
+            ctx.bind(p);
+        }
         s
     };
     oxiomp_instrument::user_microtask_enter();
@@ -821,6 +866,58 @@ pub fn single(th: Thread) -> bool {
 /// `num_threads(n)` for the next region the thread encounters.
 pub fn push_num_threads(th: Thread, n: u32) {
     th.ctx().push_nthreads = n;
+}
+
+/// `num_threads(n1, n2, ...)` for the next region the thread encounters: n1 threads, and
+/// nthreads-var n2, ... in the region and the levels below it (`list` is not empty).
+pub fn push_num_threads_list(th: Thread, list: &[u32]) {
+    let ctx = th.ctx();
+    ctx.push_nthreads = list[0];
+    ctx.push_nthreads_rest = intern(&list[1..]);
+}
+
+/// A `num_threads` list as nthreads-var holds one: for the program's lifetime, each distinct
+/// list stored once (a program has few).
+fn intern(list: &[u32]) -> &'static [u32] {
+    static LISTS: parking_lot::Mutex<Vec<&'static [u32]>> = parking_lot::Mutex::new(Vec::new());
+    if list.is_empty() {
+        return &[];
+    }
+    let mut lists = LISTS.lock();
+    if let Some(l) = lists.iter().find(|l| **l == list) {
+        return l;
+    }
+    let l: &'static [u32] = Box::leak(list.into());
+    lists.push(l);
+    l
+}
+
+/// The `strict` modifier of a `num_threads` clause: the region must get the threads it asks
+/// for, or the program is told (`fatal`: it ends; otherwise a warning and the region runs with
+/// what it got). `text` names where and why (the clause's location and message).
+pub struct Strict {
+    pub fatal: bool,
+    pub text: String,
+}
+
+impl Strict {
+    #[cold]
+    fn fell_short(&self, requested: u32, got: u32) {
+        let what = format!(
+            "{}: num_threads(strict: {requested}) gets only {got} thread{}",
+            self.text,
+            if got == 1 { "" } else { "s" }
+        );
+        if self.fatal {
+            crate::user_error(format_args!("{what}"));
+        }
+        crate::stderr_line(format_args!("oxiomp: warning: {what}"));
+    }
+}
+
+/// Marks the next region's `num_threads` clause `strict` (after `push_num_threads*`).
+pub fn push_strict(th: Thread, strict: Strict) {
+    th.ctx().push_strict = Some(Box::new(strict));
 }
 
 /// `proc_bind(b)` for the next region the thread encounters.

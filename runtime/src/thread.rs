@@ -99,6 +99,10 @@ pub(crate) struct Context {
     pub(crate) icvs: Icvs,
     /// The place the thread is bound to, if any.
     pub(crate) place: Option<u32>,
+    /// An initial thread with binding requested that is not bound yet: it is bound to the first
+    /// place of its partition when it starts its first parallel region or asks for its place,
+    /// as libomp binds a root thread (not at its first call, which may only set an ICV).
+    pub(crate) bind_pending: bool,
     /// Teams this thread is the primary thread of, kept for the next fork at the same level.
     pub(crate) hot: Vec<Option<Box<Team>>>,
     /// Teams of serialized regions, one per serialized nesting depth, reused. Boxed: threads
@@ -109,6 +113,11 @@ pub(crate) struct Context {
     pub(crate) serial_saved: Vec<Saved>,
     /// `num_threads` clause pushed for the next fork (0 = none).
     pub(crate) push_nthreads: u32,
+    /// The rest of a `num_threads` list pushed for the next fork: nthreads-var of the region's
+    /// implicit tasks and of the levels below (empty: no list).
+    pub(crate) push_nthreads_rest: &'static [u32],
+    /// The `strict` modifier pushed with `num_threads` for the next fork.
+    pub(crate) push_strict: Option<Box<crate::team::Strict>>,
     /// `proc_bind` clause pushed for the next fork.
     pub(crate) push_bind: Option<ProcBind>,
     /// `num_teams` / `thread_limit` pushed for the next teams construct (0 = none).
@@ -234,10 +243,13 @@ impl Context {
             tid: 0,
             icvs,
             place: None,
+            bind_pending: false,
             hot: Vec::new(),
             serial: Vec::new(),
             serial_saved: Vec::new(),
             push_nthreads: 0,
+            push_nthreads_rest: &[],
+            push_strict: None,
             push_bind: None,
             push_teams: (0, 0),
             singles: 0,
@@ -272,6 +284,18 @@ impl Context {
         {
             self.place = Some(place);
         }
+    }
+
+    /// The ICVs of the implicit tasks of a region this thread forks: its own for a child
+    /// (`Icvs::for_child`), with nthreads-var from a pushed `num_threads` list, which this
+    /// consumes.
+    pub(crate) fn child_icvs(&mut self) -> Icvs {
+        let mut c = self.icvs.for_child();
+        if let Some((first, rest)) = std::mem::take(&mut self.push_nthreads_rest).split_first() {
+            c.nthreads = *first;
+            c.nthreads_rest = rest;
+        }
+        c
     }
 
     /// The current implicit task's state, to restore after a nested region.
@@ -525,7 +549,9 @@ impl Thread {
 
     /// The thread was bound elsewhere (`kmp_set_affinity`): it is at no place now.
     pub fn forget_place(&self) {
-        self.ctx().place = None;
+        let ctx = self.ctx();
+        ctx.place = None;
+        ctx.bind_pending = false;
     }
 
     /// Whether the thread is inside a sections construct started with `__kmpc_next_section`.
@@ -537,9 +563,26 @@ impl Thread {
         self.ctx().sections_open = open;
     }
 
-    /// The place the thread is bound to.
+    /// `KMP_AFFINITY=reset`: the primary thread of an outermost region that ended gets the
+    /// process's CPU set back, and is bound again when it next needs a place.
+    #[cold]
+    pub(crate) fn reset_binding(&self) {
+        let ctx = self.ctx();
+        if ctx.place.take().is_some() && crate::places::bind_current_thread(&Runtime::get().settings().mask) {
+            ctx.bind_pending = ctx.icvs.bind != ProcBind::False;
+        }
+    }
+
+    /// The place the thread is bound to; an initial thread whose binding is pending is bound
+    /// first (see `Context::bind_pending`).
+    #[inline]
     pub fn place(&self) -> Option<u32> {
-        self.ctx().place
+        let ctx = self.ctx();
+        if ctx.bind_pending {
+            ctx.bind_pending = false;
+            ctx.bind(ctx.icvs.partition_start);
+        }
+        ctx.place
     }
 }
 
@@ -611,10 +654,9 @@ impl ThreadDesc {
         ctx.root_team = root;
         ctx.team = root;
         ctx.task = root.implicit_task(0);
-        // With binding requested, an initial thread starts on the first place of its partition.
-        if ctx.icvs.bind != ProcBind::False {
-            ctx.bind(ctx.icvs.partition_start);
-        }
+        // With binding requested, an initial thread is bound to the first place of its
+        // partition once it needs a place (`Thread::place`).
+        ctx.bind_pending = ctx.icvs.bind != ProcBind::False;
         // Relaxed: a debugger reads these of a stopped process; the registry's lock orders
         // them for the next thread the descriptor serves.
         self.cg_threads.store(1, Ordering::Relaxed);

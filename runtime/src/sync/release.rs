@@ -124,6 +124,15 @@ impl<P> DepRelease<P> {
         Successors { first: s.first.take(), rest: std::mem::take(&mut s.rest) }
     }
 
+    /// The successors the node has now (none once it completed: they were released).
+    pub(crate) fn successors(&self) -> Vec<P>
+    where
+        P: Copy,
+    {
+        let s = self.succ.lock();
+        s.first.into_iter().chain(s.rest.iter().copied()).collect()
+    }
+
     /// Whether the node has completed (its dependants no longer wait for it).
     pub(crate) fn is_complete(&self) -> bool {
         self.succ.lock().done

@@ -47,6 +47,17 @@ pub struct Dep {
     pub kind: Access,
 }
 
+impl Dep {
+    /// The dependence a `kmp_depend_info` record says, if any. `omp_all_memory` has two
+    /// encodings: the all-memory flag (address 0), and address `(size_t)-1` whatever the flags
+    /// (the older one, still emitted); a record of address 0 without that flag names nothing
+    /// (a null pointer's storage: ignored, as libomp does).
+    pub fn from_record(addr: usize, flags: u8) -> Option<Dep> {
+        let kind = if addr == usize::MAX { Access::AllMemory } else { Access::from_flags(flags) };
+        (addr != 0 || kind == Access::AllMemory).then_some(Dep { addr, kind })
+    }
+}
+
 /// The access a task makes to an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -399,5 +410,11 @@ mod tests {
         assert_eq!(Access::from_flags(4), Access::MutexInOutSet);
         assert_eq!(Access::from_flags(8), Access::InOutSet);
         assert_eq!(Access::from_flags(0x80), Access::AllMemory);
+        let all = Some(Dep { addr: usize::MAX, kind: Access::AllMemory });
+        assert_eq!(Dep::from_record(usize::MAX, kind::OUT), all);
+        assert_eq!(Dep::from_record(usize::MAX, kind::IN | kind::OUT), all);
+        assert_eq!(Dep::from_record(0, kind::ALL_MEMORY), Some(Dep { addr: 0, kind: Access::AllMemory }));
+        assert_eq!(Dep::from_record(0, kind::OUT), None);
+        assert_eq!(Dep::from_record(64, kind::IN), Some(Dep { addr: 64, kind: Access::In }));
     }
 }

@@ -9,7 +9,8 @@
 //!   random victim. Prioritised tasks go to a shared heap that is looked at first.
 //! * Cut-off: a task runs at once (undeferred) when the team has one thread, when it is
 //!   included in a final task, or when the creator's deque already holds `CUTOFF` tasks, so a
-//!   producer that outpaces its consumers does not build an unbounded queue.
+//!   producer that outpaces its consumers does not build an unbounded queue (unless
+//!   `KMP_ENABLE_TASK_THROTTLING=0` asks for no cut-off, as libomp has it).
 //! * An untied task's next part (clang re-submits the task at each of its scheduling points)
 //!   runs on the thread that ran the previous part, as soon as that part returns.
 //! * Task scheduling constraint: a thread suspended in a tied task (taskwait, taskgroup end,
@@ -17,6 +18,7 @@
 
 mod cache;
 pub mod deps;
+pub mod graph;
 pub mod group;
 pub(crate) mod pool;
 mod prio;
@@ -43,12 +45,29 @@ use crate::sync::atomic::Ordering;
 use crate::sync::retire;
 use crate::thread::{IcvSave, Thread};
 use task::{
-    Counted, CreationTrace, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, flags,
-    release_ref,
+    Counted, CreationTrace, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, final_bits,
+    flags, release_ref,
 };
 
 /// Ready tasks a creator may queue before it runs new ones at once.
 const CUTOFF: usize = 64;
+
+/// The cut-off in force: `CUTOFF`, or no limit under `KMP_ENABLE_TASK_THROTTLING=0` (every
+/// task that may be deferred is queued, however many). A std atomic: not part of any model.
+static CUTOFF_IN_FORCE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(CUTOFF);
+
+#[inline]
+fn cutoff() -> usize {
+    // Relaxed: written once, while the runtime starts, before any team can create a task.
+    CUTOFF_IN_FORCE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Called once by the runtime's start with the settings' `KMP_ENABLE_TASK_THROTTLING`.
+pub(crate) fn set_throttling(on: bool) {
+    let n = if on { CUTOFF } else { usize::MAX };
+    // Relaxed: see `cutoff`.
+    CUTOFF_IN_FORCE.store(n, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// The calling thread's current task.
 #[inline]
@@ -394,10 +413,10 @@ fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
 pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
     let team = th.team();
     !(std::ptr::eq(team, t.team)
-        && (t.is_final != 0
+        && (t.is_final & final_bits::INCLUDED != 0
             || team.nthreads == 1
             || if t.priority.get() == 0 {
-                team.tasks().own_len(th.tid()) >= CUTOFF
+                team.tasks().own_len(th.tid()) >= cutoff()
             } else {
                 prio_cut_off(th)
             }))
@@ -407,7 +426,7 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
 /// deque).
 #[cold]
 fn prio_cut_off(th: Thread) -> bool {
-    th.team().tasks().prio_queued(th.tid()) >= CUTOFF
+    th.team().tasks().prio_queued(th.tid()) >= cutoff()
 }
 
 /// Runs chunk after chunk in block `t` on the calling thread, each an included task of the

@@ -65,6 +65,15 @@ pub mod flags {
     pub const DETACHABLE: u32 = 0x40;
 }
 
+/// The bits of `Task::is_final`.
+pub mod final_bits {
+    /// The task is final: `omp_in_final` is true in it, and the tasks it generates are
+    /// included.
+    pub const FINAL: u32 = 0x1;
+    /// The task was generated in a final task: included, run at once by its creator.
+    pub const INCLUDED: u32 = 0x2;
+}
+
 /// What kind of node a `Task` is.
 #[repr(u32)]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -116,7 +125,9 @@ pub struct Task {
     pub group: *const TaskGroup,
     /// Nesting depth: implicit tasks 0, their children 1, ...
     pub depth: u32,
-    /// Whether the task is final (or included in a final task): 0 or 1.
+    /// Finality, two bits: `final_bits::FINAL`, the task is final (its `final` clause held, or
+    /// it was generated in a final task); `final_bits::INCLUDED`, it was generated in a final
+    /// task, so it is included (its creator runs it at once).
     pub is_final: u32,
     /// Allocation size in bytes (0: not heap-allocated).
     pub size: usize,
@@ -627,8 +638,9 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
                 oxiomp_instrument::State::TaskAllocation,
             ),
         },
-        // Branch-free: `is_final` is 0 or 1.
-        is_final: (n.flags & flags::FINAL != 0) as u32 | parent.is_final,
+        // Branch-free: the parent's FINAL bit makes this task final and included.
+        is_final: (n.flags & flags::FINAL != 0) as u32
+            | ((parent.is_final & final_bits::FINAL) * (final_bits::FINAL | final_bits::INCLUDED)),
         priority: 0,
     };
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
