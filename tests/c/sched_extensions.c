@@ -1,7 +1,7 @@
 // sched_extensions.c - libomp's schedule kinds beyond OpenMP's, through
 // omp_set_schedule and schedule(runtime): trapezoidal (101) and static_steal
 // (102), with and without a chunk, monotonic or not:
-//  * omp_get_schedule gives back what was set
+//  * omp_get_schedule gives back what was set (static_steal as dynamic, as libomp reports it)
 //  * runtime-scheduled loops (int and long long, a negative step) run every
 //    iteration exactly once, and lastprivate gets the last iteration
 // (Debian's libomp 19 aborts on static_steal from run-sched-var: an assertion.)
@@ -25,7 +25,9 @@ int main(void) {
         omp_sched_t got;
         int chunk;
         omp_get_schedule(&got, &chunk);
-        CHECK_EQ("omp_get_schedule kind", (int)got, kind);
+        // static_steal is reported as dynamic, as libomp reports it from OMP_SCHEDULE.
+        int want = (kinds[k] == 102 ? 2 : kinds[k]) | (mono ? (int)omp_sched_monotonic : 0);
+        CHECK_EQ("omp_get_schedule kind", (int)got, want);
         if (chunks[c] > 0) CHECK_EQ("omp_get_schedule chunk", chunk, chunks[c]);
 
         static int hits[N];
