@@ -116,6 +116,7 @@ fn every_abi_entry_is_listed() {
         "omp_null_allocator",
         "omp_pause_soft",
         "kmp_affinity_mask_t",
+        "kmp_base_depnode_t",
         "omp_interop_fr_t",
         "omp_interop_none",
         "omp_irc_empty",
