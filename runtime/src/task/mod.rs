@@ -52,21 +52,22 @@ use task::{
 /// Ready tasks a creator may queue before it runs new ones at once.
 const CUTOFF: usize = 64;
 
-/// The cut-off in force: `CUTOFF`, or no limit under `KMP_ENABLE_TASK_THROTTLING=0` (every
-/// task that may be deferred is queued, however many). A std atomic: not part of any model.
-static CUTOFF_IN_FORCE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(CUTOFF);
+/// Whether the cut-off is in force (`KMP_ENABLE_TASK_THROTTLING`, on by default): off, every
+/// task that may be deferred is queued, however many. Read only once a queue is long, so a
+/// task creation pays nothing for it. A std atomic: not part of any model.
+static THROTTLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
+/// Whether `queued` tasks reach the cut-off.
 #[inline]
-fn cutoff() -> usize {
+fn at_cutoff(queued: usize) -> bool {
     // Relaxed: written once, while the runtime starts, before any team can create a task.
-    CUTOFF_IN_FORCE.load(std::sync::atomic::Ordering::Relaxed)
+    queued >= CUTOFF && THROTTLING.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Called once by the runtime's start with the settings' `KMP_ENABLE_TASK_THROTTLING`.
 pub(crate) fn set_throttling(on: bool) {
-    let n = if on { CUTOFF } else { usize::MAX };
-    // Relaxed: see `cutoff`.
-    CUTOFF_IN_FORCE.store(n, std::sync::atomic::Ordering::Relaxed);
+    // Relaxed: see `at_cutoff`.
+    THROTTLING.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The calling thread's current task.
@@ -416,7 +417,7 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
         && (t.is_final & final_bits::INCLUDED != 0
             || team.nthreads == 1
             || if t.priority.get() == 0 {
-                team.tasks().own_len(th.tid()) >= cutoff()
+                at_cutoff(team.tasks().own_len(th.tid()))
             } else {
                 prio_cut_off(th)
             }))
@@ -426,7 +427,7 @@ pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
 /// deque).
 #[cold]
 fn prio_cut_off(th: Thread) -> bool {
-    th.team().tasks().prio_queued(th.tid()) >= cutoff()
+    at_cutoff(th.team().tasks().prio_queued(th.tid()))
 }
 
 /// Runs chunk after chunk in block `t` on the calling thread, each an included task of the
