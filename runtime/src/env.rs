@@ -85,7 +85,7 @@ pub fn set_defaults(text: &str) -> Result<(), String> {
         if k == "OMP_TARGET_OFFLOAD" {
             let src: &[(&str, &str)] = &[("OMP_TARGET_OFFLOAD", &v)];
             let mut r = Reader { src: &src, warnings: Vec::new(), given: Vec::new() };
-            let value = r.read("OMP_TARGET_OFFLOAD", "default", parse_target_offload).unwrap_or(1);
+            let value = read_target_offload(&mut r);
             r.warnings.iter().for_each(|w| crate::registry::warn(w));
             crate::query::set_target_offload(value);
         } else {
@@ -205,6 +205,12 @@ pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
         Some(_) => return Err("expected the modifier monotonic or nonmonotonic".into()),
     };
     Ok(Schedule { kind, chunk, monotonic })
+}
+
+/// target-offload-var from `OMP_TARGET_OFFLOAD` (1, `default`, when unset or malformed): at
+/// start-up, and for `kmp_set_defaults` afterwards.
+fn read_target_offload(r: &mut Reader) -> i32 {
+    r.read("OMP_TARGET_OFFLOAD", "default", parse_target_offload).unwrap_or(1)
 }
 
 /// `OMP_TARGET_OFFLOAD`: disabled (0), default (1) or mandatory (2), any case.
@@ -374,7 +380,7 @@ pub fn read(src: &dyn Source) -> Settings {
         }
         b => b,
     });
-    let target_offload = r.read("OMP_TARGET_OFFLOAD", "default", parse_target_offload).unwrap_or(1);
+    let target_offload = read_target_offload(&mut r);
     let cancellation = r.read("OMP_CANCELLATION", "false", parse_bool).unwrap_or(false);
     let task_throttling = r.read("KMP_ENABLE_TASK_THROTTLING", "true", parse_bool).unwrap_or(true);
     let max_task_priority =
