@@ -476,6 +476,9 @@ pub struct Outlined {
 /// Executes a parallel region: the encountering thread becomes the primary thread of a new
 /// team (or runs it alone, serialized) and returns after the join.
 pub fn fork(th: Thread, req: ForkRequest) {
+    // A pending binding happens before the fork's own states begin: the thread moves while it
+    // is in none of them (where ovni's emulator and our trace views agree on a CPU change).
+    th.bind_if_pending();
     oxiomp_instrument::fork_call_enter();
     let (n, bind) = decide_team(th);
     if n <= 1 {

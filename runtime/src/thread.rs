@@ -577,12 +577,18 @@ impl Thread {
     /// first (see `Context::bind_pending`).
     #[inline]
     pub fn place(&self) -> Option<u32> {
+        self.bind_if_pending();
+        self.ctx().place
+    }
+
+    /// Binds an initial thread whose binding is pending (see `Context::bind_pending`).
+    #[inline]
+    pub(crate) fn bind_if_pending(&self) {
         let ctx = self.ctx();
         if ctx.bind_pending {
             ctx.bind_pending = false;
             ctx.bind(ctx.icvs.partition_start);
         }
-        ctx.place
     }
 }
 
