@@ -54,7 +54,8 @@ pub extern "C" fn __kmpc_omp_task_alloc(
     task::alloc(flags as u32, sizeof_task, sizeof_shareds, entry, loc as usize)
 }
 
-/// `target nowait` on the host: an ordinary task.
+/// `target nowait` (and `target depend`) on the host: a task the hidden helper threads run
+/// (`runtime::hidden`), or an ordinary task when they are off.
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_target_task_alloc(
     loc: *const Ident,
@@ -65,7 +66,12 @@ pub extern "C" fn __kmpc_omp_target_task_alloc(
     entry: Option<Routine>,
     _device_id: i64,
 ) -> *mut KmpTask {
-    __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_task, sizeof_shareds, entry)
+    match oxiomp_runtime::hidden::team() {
+        Some(team) => {
+            task::alloc_hidden(flags as u32, sizeof_task, sizeof_shareds, entry, loc as usize, team)
+        }
+        None => __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_task, sizeof_shareds, entry),
+    }
 }
 
 #[unsafe(no_mangle)]

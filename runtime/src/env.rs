@@ -18,6 +18,8 @@ pub struct Settings {
     pub mask: Vec<u32>,
     /// The place list (OMP_PLACES, or cores when binding is requested without it).
     pub places: PlaceList,
+    /// Hidden helper threads (`LIBOMP_USE_HIDDEN_HELPER_TASK`, ...).
+    pub hidden: crate::hidden::Config,
     /// The warnings produced, each one line.
     pub warnings: Vec<String>,
 }
@@ -209,6 +211,21 @@ pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
 
 /// target-offload-var from `OMP_TARGET_OFFLOAD` (1, `default`, when unset or malformed): at
 /// start-up, and for `kmp_set_defaults` afterwards.
+/// The hidden helper threads' settings, as libomp reads them: `LIBOMP_USE_HIDDEN_HELPER_TASK`
+/// (on by default), `LIBOMP_NUM_HIDDEN_HELPER_THREADS` (the threads that run hidden tasks,
+/// 0 to 16, 7 by default; 0 turns them off) and `KMP_HIDDEN_HELPER_AFFINITY` (`KMP_AFFINITY`'s
+/// syntax; unbound by default).
+fn read_hidden(r: &mut Reader, mask: &[u32]) -> crate::hidden::Config {
+    let on = r.read("LIBOMP_USE_HIDDEN_HELPER_TASK", "true", parse_bool).unwrap_or(true);
+    let n = r
+        .read("LIBOMP_NUM_HIDDEN_HELPER_THREADS", "7", |s| parse_uint(s, 0, 16))
+        .map_or(crate::hidden::DEFAULT_THREADS, |n| n as u32);
+    let affinity = r
+        .read("KMP_HIDDEN_HELPER_AFFINITY", "none", |s| crate::kmp_affinity::parse(s, mask))
+        .unwrap_or_default();
+    crate::hidden::Config { threads: if on { n } else { 0 }, affinity }
+}
+
 fn read_target_offload(r: &mut Reader) -> i32 {
     r.read("OMP_TARGET_OFFLOAD", "default", parse_target_offload).unwrap_or(1)
 }
@@ -346,13 +363,16 @@ pub fn read(src: &dyn Source) -> Settings {
     });
     let kmp_affinity =
         r.read("KMP_AFFINITY", "none", |s| crate::kmp_affinity::parse(s, &mask)).unwrap_or_default();
+    let mut affinity_migrate_levels = 0;
     if let Some((list, bind)) = kmp_affinity.binding
         && places.is_none()
         && bind_list.is_none()
     {
         places = Some(list);
         bind_list = Some(vec![bind]);
+        affinity_migrate_levels = kmp_affinity.migrate_levels;
     }
+    let hidden = read_hidden(&mut r, &mask);
     let run_sched = r.read("OMP_SCHEDULE", "static", parse_schedule).unwrap_or_default();
     let default_stack = default_stacksize(src.stack_limit());
     let default_text = format!("{}K", default_stack >> 10);
@@ -491,12 +511,14 @@ pub fn read(src: &dyn Source) -> Settings {
             task_throttling,
             affinity_verbose: kmp_affinity.verbose,
             affinity_reset: kmp_affinity.reset,
+            affinity_migrate_levels,
             places_name,
             settings_report: settings_report.then_some(r.given.clone()),
             teams_bind,
         },
         mask,
         places,
+        hidden,
         warnings: r.warnings,
     }
 }

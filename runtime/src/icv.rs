@@ -186,6 +186,9 @@ pub struct Globals {
     pub affinity_verbose: bool,
     /// `KMP_AFFINITY=reset`: a primary thread leaving an outermost region is unbound.
     pub affinity_reset: bool,
+    /// Machine levels a thread bound by `KMP_AFFINITY` may move across (0: it does not
+    /// bind, or binds to single CPUs), for its `verbose` report.
+    pub affinity_migrate_levels: u32,
     /// The abstract name the places come from (`cores`, ...), if they do.
     pub places_name: Option<String>,
     /// `KMP_SETTINGS`: the variables given (name, value as given), to report at start-up.

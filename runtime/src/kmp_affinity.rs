@@ -20,12 +20,15 @@ use crate::icv::ProcBind;
 use crate::places::{self, PlaceList};
 
 /// What `KMP_AFFINITY` asks for.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KmpAffinity {
     /// The places and the binding, or None (`none`, `disabled`).
     pub binding: Option<(PlaceList, ProcBind)>,
     pub verbose: bool,
     pub reset: bool,
+    /// How many machine levels below its place a bound thread may move across: 0 for
+    /// `granularity=fine`, 1 for `core`, 2 for coarser units (for the `verbose` report).
+    pub migrate_levels: u32,
 }
 
 /// Splits at the commas that are not inside `[...]` or `{...}`.
@@ -111,7 +114,7 @@ pub fn parse(text: &str, mask: &[u32]) -> Result<KmpAffinity, String> {
         Some("explicit") if list.is_none() => return Err("explicit needs a proclist=[...]".into()),
         _ => ProcBind::Close,
     };
-    let place_list = match list {
+    let place_list = match &list {
         Some(list) => {
             let units = places::places_at(gran.unwrap_or("threads"), mask);
             // Each listed CPU widened to its unit; CPUs outside the mask dropped.
@@ -134,6 +137,11 @@ pub fn parse(text: &str, mask: &[u32]) -> Result<KmpAffinity, String> {
     if place_list.is_empty() {
         return Err("no CPU of the process is in it".into());
     }
+    a.migrate_levels = match gran.unwrap_or(if list.is_some() { "threads" } else { "cores" }) {
+        "threads" => 0,
+        "cores" => 1,
+        _ => 2,
+    };
     a.binding = Some((PlaceList { places: place_list }, bind));
     Ok(a)
 }
@@ -152,6 +160,9 @@ mod tests {
         assert!(a.verbose && !a.reset);
         assert_eq!(a.binding.unwrap().1, ProcBind::Spread);
         assert!(parse("reset,compact", &mask).unwrap().reset);
+        assert_eq!(parse("compact", &mask).unwrap().migrate_levels, 1);
+        assert_eq!(parse("granularity=socket,scatter", &mask).unwrap().migrate_levels, 2);
+        assert_eq!(parse("explicit,proclist=[0,1]", &mask).unwrap().migrate_levels, 0);
         assert_eq!(parse("none", &mask).unwrap().binding, None);
         assert_eq!(parse("disabled", &mask).unwrap().binding, None);
         assert!(parse("granularity=molecule,compact", &mask).is_err());

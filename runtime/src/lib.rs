@@ -21,6 +21,8 @@ pub(crate) mod sync;
 #[cfg(not(loom))]
 pub mod env;
 #[cfg(not(loom))]
+pub mod hidden;
+#[cfg(not(loom))]
 pub mod hw_subset;
 #[cfg(not(loom))]
 pub mod icv;

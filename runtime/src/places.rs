@@ -34,8 +34,16 @@ pub fn process_mask() -> Vec<u32> {
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 static RESET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Called once by the runtime's start: prints the places when `verbose` asks for it.
-pub(crate) fn set_kmp_affinity(verbose: bool, reset: bool, places: &PlaceList, bind: ProcBind) {
+/// Called once by the runtime's start: prints the places when `verbose` asks for it, and, when
+/// threads are bound to places wider than one CPU, across how many machine levels they may
+/// move (`migrate_levels`, see `KmpAffinity`).
+pub(crate) fn set_kmp_affinity(
+    verbose: bool,
+    reset: bool,
+    places: &PlaceList,
+    bind: ProcBind,
+    migrate_levels: u32,
+) {
     // Relaxed: written while the runtime starts, before any thread binds.
     VERBOSE.store(verbose, std::sync::atomic::Ordering::Relaxed);
     RESET.store(reset, std::sync::atomic::Ordering::Relaxed);
@@ -45,6 +53,19 @@ pub(crate) fn set_kmp_affinity(verbose: bool, reset: bool, places: &PlaceList, b
             "oxiomp: KMP_AFFINITY: {} places {}; binding {bind:?}",
             list.len(),
             list.join(",")
+        ));
+        if bind != ProcBind::False {
+            report_migration("KMP_AFFINITY", migrate_levels);
+        }
+    }
+}
+
+/// The `verbose` line saying that bound threads may move across `levels` machine levels
+/// (none for 0), in libomp's words, which scripts look for.
+pub(crate) fn report_migration(setting: &str, levels: u32) {
+    if levels > 0 {
+        crate::stderr_line(format_args!(
+            "OMP: Info #145: {setting}: Threads may migrate across {levels} innermost levels of machine"
         ));
     }
 }
@@ -62,7 +83,17 @@ fn cpu_set_text(cpus: &[u32]) -> String {
 }
 
 /// Binds the calling thread to the CPUs of one place. Returns false if the kernel refused.
+/// With `KMP_AFFINITY=verbose`, the binding is reported.
 pub fn bind_current_thread(cpus: &[u32]) -> bool {
+    // Relaxed: see `set_kmp_affinity`.
+    let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
+    bind_current_thread_reporting(cpus, verbose.then_some("KMP_AFFINITY"))
+}
+
+/// [`bind_current_thread`], reporting the binding under the setting `report` names, if any,
+/// in libomp's words (`OMP: Info #254: KMP_AFFINITY: pid .. tid .. thread <gtid> bound to OS
+/// proc set 0,1`), which scripts parse.
+pub(crate) fn bind_current_thread_reporting(cpus: &[u32], report: Option<&str>) -> bool {
     // SAFETY: as in `process_mask`, an all-zero cpu_set_t is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
@@ -75,13 +106,14 @@ pub fn bind_current_thread(cpus: &[u32]) -> bool {
     let bound = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 };
     if bound {
         oxiomp_instrument::affinity_changed();
-        // Relaxed: see `set_kmp_affinity`.
-        if VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
-            // SAFETY: gettid has no preconditions.
-            let tid = unsafe { libc::gettid() };
+        if let Some(setting) = report {
+            // SAFETY: getpid and gettid have no preconditions.
+            let (pid, tid) = unsafe { (libc::getpid(), libc::gettid()) };
+            let gtid = crate::Thread::peek().map_or(-1, |th| th.gtid());
+            let ids: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
             crate::stderr_line(format_args!(
-                "oxiomp: KMP_AFFINITY: OS thread {tid} bound to CPUs {}",
-                cpu_set_text(cpus)
+                "OMP: Info #254: {setting}: pid {pid} tid {tid} thread {gtid} bound to OS proc set {}",
+                ids.join(",")
             ));
         }
     }

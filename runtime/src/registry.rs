@@ -87,8 +87,9 @@ pub fn warn(line: &str) {
 
 /// The runtime's process-wide lists, in the order the fork handlers take them (no code path
 /// holds two of them at once, and none runs the program's code while holding one).
-fn fork_locks(rt: &'static Runtime) -> [&'static dyn HeldForFork; 8] {
+fn fork_locks(rt: &'static Runtime) -> [&'static dyn HeldForFork; 9] {
     [
+        &crate::hidden::STARTING,
         &rt.registering,
         &rt.pool,
         &rt.retired,
@@ -206,6 +207,7 @@ impl Runtime {
                 settings.globals.affinity_reset,
                 &settings.places,
                 settings.icvs.bind,
+                settings.globals.affinity_migrate_levels,
             );
             let table = zeroed_table::<ThreadDesc>(MAX_THREADS);
             oxiomp_instrument::init_exit();
@@ -317,10 +319,20 @@ impl Runtime {
             return None;
         }
         let desc = make(gtid as i32);
-        // Release, both: whoever reads the count (Acquire in `registered_threads`, or a
-        // debugger's read of a stopped process) finds the slot set, and the descriptor whole.
+        // Release, all: whoever reads the count (Acquire in `registered_threads`, or a
+        // debugger's read of a stopped process) finds the slots set, and the descriptors whole.
         self.table[gtid as usize].store(desc as *const ThreadDesc as *mut ThreadDesc, Ordering::Release);
-        self.thread_count.store(gtid + 1, Ordering::Release);
+        let mut count = gtid + 1;
+        if gtid == 0 {
+            // The hidden helpers' gtids come right after the first thread's (see `hidden`).
+            let reserved = self.settings.hidden.reserved_gtids().min(self.thread_capacity - 1);
+            for g in 1..=reserved {
+                let d = ThreadDesc::leak_hidden_helper(g as i32, self.settings.icvs);
+                self.table[g as usize].store(d as *const ThreadDesc as *mut ThreadDesc, Ordering::Release);
+            }
+            count += reserved;
+        }
+        self.thread_count.store(count, Ordering::Release);
         Some(desc)
     }
 
@@ -447,7 +459,9 @@ impl Runtime {
             d.forget_context_after_fork(self);
             // Relaxed: the only thread.
             d.os_tid.store(0, Ordering::Relaxed);
-            if !d.is_initial() {
+            if crate::hidden::is_reserved(self, g) {
+                // Kept for the child's own helpers.
+            } else if !d.is_initial() {
                 workers.push(d);
             } else if d.gtid != 0 {
                 // The next initial thread given it makes threadprivate copies of its own.
@@ -455,6 +469,7 @@ impl Runtime {
                 initials.push(d);
             }
         }
+        crate::hidden::forget_after_fork();
         self.pool.lock().clear();
         *self.retired.lock() = workers;
         *self.ended.lock() = initials;

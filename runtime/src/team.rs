@@ -112,6 +112,8 @@ pub struct Team {
     cancel_ws: AtomicU32,
     /// Doacross loops in flight: (worksharing number, state, members still in it).
     doacross: parking_lot::Mutex<Vec<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>, u32)>>,
+    /// The hidden helper threads' team (see `hidden`): it runs no region, only tasks.
+    hidden: bool,
     /// Ready and pending explicit tasks.
     tasks: crate::task::pool::TaskPool,
     /// The members' implicit tasks, by thread number.
@@ -164,6 +166,7 @@ impl Team {
             exchange: crate::worksharing::reduction::Exchange::new(1),
             cancel_ws: AtomicU32::new(0),
             doacross: parking_lot::Mutex::new(Vec::new()),
+            hidden: false,
             tasks: crate::task::pool::TaskPool::new(1),
             implicit: Box::new([CachePadded::new(Task::implicit())]),
             primary: CachePadded::new(PrimaryOnly { epochs: Vec::new(), cg_reserved: 0 }),
@@ -187,6 +190,35 @@ impl Team {
     /// The team's explicit tasks.
     pub(crate) fn tasks(&self) -> &crate::task::pool::TaskPool {
         &self.tasks
+    }
+
+    /// Whether this is the hidden helper threads' team (see `hidden`).
+    #[inline]
+    pub(crate) fn runs_hidden_tasks(&self) -> bool {
+        self.hidden
+    }
+
+    /// The hidden helper threads' team (see `hidden`), `members` by thread number: it runs no
+    /// region and never ends; its members take the hidden tasks from its pool. Its primary
+    /// thread is gtid 1, a number libomp gives a helper that runs no task (here a descriptor
+    /// without a thread). Its own contention group.
+    pub(crate) fn new_hidden(members: Vec<&'static ThreadDesc>) -> &'static Team {
+        let n = members.len() as u32;
+        let mut t = Box::new(Team::empty(Runtime::get().settings().icvs));
+        t.nthreads = n;
+        t.members = members;
+        t.master_gtid = 1;
+        t.hidden = true;
+        t.barrier = Barrier::new(n);
+        t.exchange = crate::worksharing::reduction::Exchange::new(n);
+        t.ring = crate::worksharing::dispatch::Ring::new(n);
+        t.tasks = crate::task::pool::TaskPool::new(n);
+        t.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
+        t.cg_own = AtomicU32::new(n);
+        let t: &'static mut Team = Box::leak(t);
+        t.cg = &t.cg_own;
+        t.reset_implicit_tasks();
+        t
     }
 
     /// At the end of a region on this team (every member's implicit task has ended): waits

@@ -596,8 +596,21 @@ impl ThreadDesc {
     /// A new descriptor under a new gtid, recorded in the registry's table (None when the
     /// table is full). Its task numbers start at the gtid's base.
     fn leak_registered(is_initial: u32, rt: &Runtime) -> Option<&'static ThreadDesc> {
-        let limit = if is_initial == 1 { crate::registry::MAX_THREADS as u32 } else { rt.thread_limit() };
+        // Workers: the hidden helpers' reserved gtids are not the program's threads.
+        let limit = if is_initial == 1 {
+            crate::registry::MAX_THREADS as u32
+        } else {
+            rt.thread_limit().saturating_add(rt.settings().hidden.reserved_gtids())
+        };
         rt.register_new(limit, |gtid| ThreadDesc::leak_new(gtid, is_initial, rt.settings().icvs))
+    }
+
+    /// The descriptor of a hidden helper thread, under its reserved `gtid` (see `hidden`).
+    pub(crate) fn leak_hidden_helper(gtid: i32, icvs: Icvs) -> &'static ThreadDesc {
+        let d = ThreadDesc::leak_new(gtid, 0, icvs);
+        // Relaxed: no thread yet; the registry publishes the descriptor.
+        d.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
+        d
     }
 
     fn leak_new(gtid: i32, is_initial: u32, icvs: Icvs) -> &'static ThreadDesc {
@@ -859,6 +872,57 @@ pub(crate) fn spawn_worker(rt: &'static Runtime) -> Result<&'static ThreadDesc, 
             Err(SpawnError::System(e))
         }
     }
+}
+
+/// Starts the thread of hidden helper `desc` (a reserved descriptor, see `hidden`): member
+/// `tid` of the helpers' `team`, bound to `cpus` when given (reported under
+/// `KMP_HIDDEN_HELPER_AFFINITY` when `verbose`); it adds one to `ready` once set up. It runs
+/// the team's tasks for the rest of the process (it is never joined).
+pub(crate) fn spawn_hidden_helper(
+    rt: &'static Runtime,
+    desc: &'static ThreadDesc,
+    team: &'static Team,
+    tid: u32,
+    cpus: Option<Vec<u32>>,
+    verbose: bool,
+    ready: &'static std::sync::atomic::AtomicU32,
+) -> Result<(), SpawnError> {
+    // SAFETY: gettid has no preconditions.
+    let creator = unsafe { libc::gettid() };
+    std::thread::Builder::new()
+        .name(format!("oxiomp-h{}", desc.gtid))
+        .stack_size(rt.worker_stacksize())
+        .spawn(move || {
+            oxiomp_instrument::thread_started_by(creator);
+            current::set(desc);
+            // Relaxed: for display by debuggers and tools only.
+            // SAFETY: gettid has no preconditions.
+            desc.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+            {
+                let ctx = desc.ctx();
+                ctx.team = team;
+                ctx.tid = tid;
+                ctx.icvs = rt.settings().icvs;
+                ctx.task = team.implicit_task(tid);
+                ctx.place = None;
+                ctx.last_affinity = None;
+                ctx.rng = (ctx.rng ^ desc.gtid as u32).max(1);
+            }
+            if let Some(cpus) = cpus {
+                crate::places::bind_current_thread_reporting(
+                    &cpus,
+                    verbose.then_some("KMP_HIDDEN_HELPER_AFFINITY"),
+                );
+            }
+            // Recorded before it counts as ready: a traced program may end as soon as its
+            // target tasks are done, and the thread's stream must exist whole by then.
+            oxiomp_instrument::worker_loop_enter();
+            // Release: the starter waits for it (Acquire) before the helpers take tasks.
+            ready.fetch_add(1, std::sync::atomic::Ordering::Release);
+            crate::task::serve_hidden(Thread { desc, _not_send: std::marker::PhantomData });
+        })
+        .map(drop)
+        .map_err(SpawnError::System)
 }
 
 /// Asks idle worker `w` (reserved by the caller: in no team, out of the pool) to end its

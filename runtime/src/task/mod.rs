@@ -35,6 +35,7 @@ pub use deps::{Access, Dep};
 pub use group::{Init, ItemSpec, TaskGroup};
 pub(crate) use prio::HeapRefused;
 pub use task::{KmpTask, KmpTaskloop, Routine, Task};
+pub(crate) use wait::serve_hidden;
 pub use wait::{
     cancel_taskgroup, drain, help_barrier, run_one, taskgroup_begin, taskgroup_cancelled, taskgroup_end,
     taskwait, taskyield, wait_deps,
@@ -130,6 +131,31 @@ fn alloc_slow(
     task::alloc(new_task(th, flags, sizeof_task, sizeof_shareds, routine, trace), cache).kmp()
 }
 
+/// `__kmpc_omp_target_task_alloc` while hidden helper threads serve: a new child of the
+/// calling thread's current task that the helpers' `team` runs (see `hidden`), untied as
+/// libomp makes a target task. Its counts are its parent's, as any child's: `taskwait`,
+/// taskgroups, barriers and dependences treat it as they treat the others.
+#[cold]
+#[inline(never)]
+pub fn alloc_hidden(
+    flags: u32,
+    sizeof_task: usize,
+    sizeof_shareds: usize,
+    routine: Option<Routine>,
+    ident: usize,
+    team: &'static crate::team::Team,
+) -> *mut KmpTask {
+    let th = Thread::current();
+    let mut trace = CreationTrace::Off;
+    if oxiomp_instrument::enabled() {
+        oxiomp_instrument::task_allocation_enter();
+        trace = CreationTrace::Timed(ident);
+    }
+    let mut n = new_task(th, flags & !task::flags::TIED, sizeof_task, sizeof_shareds, routine, trace);
+    n.team = team;
+    task::alloc(n, th.desc().task_cache()).kmp()
+}
+
 /// The parts of a new child of the calling thread's current task.
 #[inline(always)]
 fn new_task(
@@ -140,7 +166,8 @@ fn new_task(
     routine: Option<Routine>,
     trace: CreationTrace,
 ) -> NewTask<'static> {
-    NewTask { parent: current(th), id: next_id(th), flags, sizeof_task, sizeof_shareds, routine, trace }
+    let parent = current(th);
+    NewTask { parent, team: parent.team, id: next_id(th), flags, sizeof_task, sizeof_shareds, routine, trace }
 }
 
 /// A task number unique in the process: the thread's gtid (bits 40 and up) and its own count
@@ -858,18 +885,54 @@ pub(crate) fn discard(t: &'static Task) {
 /// The team may be reused once the root's last child retired (but for the wake-up, which the
 /// team's end waits for: see `Team::finish_tasks`).
 fn uncount(t: &Task) {
+    let team = t.team();
+    if team.runs_hidden_tasks() {
+        return uncount_hidden(t, team);
+    }
+    if drop_counts(t) {
+        team.tasks().notify();
+    }
+}
+
+/// [`uncount`] for a task the hidden helpers run (a hidden task, or a descendant of one): its
+/// counts may end a wait in the team the hidden task came from (its creator's `taskwait`, a
+/// taskgroup, a barrier, the region's end), whose threads park on their own team's pool. That
+/// team is alive while the task is counted, and this thread holds it as an outside thread
+/// (`enter_foreign`) until the wake-up is done, as `fulfill_event` does.
+#[cold]
+#[inline(never)]
+fn uncount_hidden(t: &Task, team: &crate::team::Team) {
+    let origin = origin_team(t).tasks();
+    origin.enter_foreign();
+    if drop_counts(t) {
+        team.tasks().notify();
+        origin.notify();
+    }
+    origin.leave_foreign();
+}
+
+/// The team a task of the hidden helpers comes from: that of its nearest ancestor the helpers
+/// do not run. Its ancestors are alive: each task holds its parent while it is counted.
+fn origin_team(t: &Task) -> &crate::team::Team {
+    let mut n = t;
+    // SAFETY: see above; an explicit task's parent is never null.
+    while let Some(p) = unsafe { n.parent.as_ref() } {
+        if !p.team().runs_hidden_tasks() {
+            return p.team();
+        }
+        n = p;
+    }
+    n.team()
+}
+
+/// Takes `t`'s counts back (see [`uncount`]); true if a count reached 0, so that its waiters
+/// must be woken.
+fn drop_counts(t: &Task) -> bool {
     match t.counted.get() {
-        Counted::Lazy => {
-            uncount_lazy(t);
-            return;
-        }
-        Counted::Retire => {
-            uncount_undeferred(t);
-            return;
-        }
+        Counted::Lazy => return uncount_lazy(t),
+        Counted::Retire => return uncount_undeferred(t),
         Counted::Full => {}
     }
-    let pool = t.team().tasks();
     let mut zero = false;
     // SAFETY: a taskgroup outlives its tasks; we do not touch it after the decrement.
     if let Some(g) = unsafe { t.group.as_ref() } {
@@ -887,42 +950,41 @@ fn uncount(t: &Task) {
     if retire::self_done(t) {
         zero |= retire::retire(t);
     }
-    if zero {
-        pool.notify();
-    }
+    zero
 }
 
 /// The end of an undeferred task: without children, its count is simply taken back (the
-/// parent is suspended on this thread); otherwise it retires like any task.
-fn uncount_undeferred(t: &Task) {
+/// parent is suspended on this thread); otherwise it retires like any task. True if its
+/// retirement ended a root's tree.
+fn uncount_undeferred(t: &Task) -> bool {
     if t.spawned.load(Ordering::Relaxed) == 0 {
         // SAFETY: as in `begin_in_place`: the parent is suspended beneath the task here.
         task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
-        return;
+        return false;
     }
-    retire_undeferred(t);
+    retire_undeferred(t)
 }
 
 /// The end of a task that was not counted (`Counted::Lazy`: run at once or if(0), ending on
 /// its creator's thread): without children nothing was counted and nothing is; otherwise it
 /// is counted for retirement in its parent now (which is suspended on this thread: its
 /// `spawned` is ours to write, and it cannot have completed or waited for its tree since the
-/// task began) and retires like any task. A block that never ran has no children.
-fn uncount_lazy(t: &Task) {
+/// task began) and retires like any task. A block that never ran has no children. True if
+/// its retirement ended a root's tree.
+fn uncount_lazy(t: &Task) -> bool {
     if t.spawned.load(Ordering::Relaxed) == 0 {
-        return;
+        return false;
     }
     // SAFETY: as said above, the parent is alive beneath this task.
     task::bump(&unsafe { &*t.parent }.spawned, 1);
     t.counted.set(Counted::Retire);
-    retire_undeferred(t);
+    retire_undeferred(t)
 }
 
-/// An undeferred task with children has completed: it retires once they have.
-fn retire_undeferred(t: &Task) {
-    if retire::self_done(t) && retire::retire(t) {
-        t.team().tasks().notify();
-    }
+/// An undeferred task with children has completed: it retires once they have. True if that
+/// ended a root's tree.
+fn retire_undeferred(t: &Task) -> bool {
+    retire::self_done(t) && retire::retire(t)
 }
 
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.

@@ -308,7 +308,7 @@ impl Task {
             addr_of_mut!((*p).trace_id).write(head.trace_id);
             addr_of_mut!((*p).parent).write(parent);
             addr_of_mut!((*p).root).write(parent.root);
-            addr_of_mut!((*p).team).write(parent.team);
+            addr_of_mut!((*p).team).write(head.team);
             addr_of_mut!((*p).group).write(group);
             addr_of_mut!((*p).depth).write(parent.depth + 1);
             addr_of_mut!((*p).is_final).write(head.is_final);
@@ -517,6 +517,8 @@ impl Task {
 
 /// What a new explicit task's header gets besides what it inherits from its parent.
 struct ChildHead {
+    /// The team whose threads run the task: its parent's, or the hidden helpers' (`hidden`).
+    team: *const Team,
     flags: u32,
     id: u64,
     size: usize,
@@ -528,6 +530,8 @@ struct ChildHead {
 /// Where the parts of a new explicit task come from.
 pub(crate) struct NewTask<'a> {
     pub parent: &'a Task,
+    /// The team whose threads run it: the parent's, but for a hidden task (`hidden`).
+    pub team: *const Team,
     /// A task number unique in the process.
     pub id: u64,
     pub flags: u32,
@@ -624,6 +628,7 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
     // A proxy task completes as a detachable one does: its body, then its owner's word.
     let proxy = if n.flags & flags::PROXY != 0 { flags::DETACHABLE } else { 0 };
     let head = ChildHead {
+        team: n.team,
         flags: (n.flags & 0xffff) | proxy,
         id: n.id,
         size,
@@ -682,6 +687,7 @@ pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) 
     // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
     // creator's when it is queued, or borrows them when it runs in place.
     let head = ChildHead {
+        team: parent.team,
         flags: src.flags,
         id,
         size,

@@ -60,6 +60,31 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
     }
 }
 
+/// The life of a hidden helper thread (see `hidden`), on its team: runs the team's tasks, with
+/// no scheduling constraint, and parks on the pool when there are none; never returns. It
+/// does not wait out the block time first: spinning helpers would take CPUs from the
+/// program's teams, and a hidden task only waits for the wake-up.
+pub(crate) fn serve_hidden(th: Thread) {
+    let ctx = th.ctx();
+    (ctx.tsc, ctx.at_barrier) = (std::ptr::null(), true);
+    let pool = th.team().tasks();
+    let mut idle = 0u32;
+    loop {
+        if run_one(th) {
+            idle = 0;
+            continue;
+        }
+        idle += 1;
+        if idle < 16 {
+            std::thread::yield_now();
+            continue;
+        }
+        let refused = th.ctx().heap_refused;
+        pool.park(&|| false, 0, &refused);
+        idle = 0;
+    }
+}
+
 /// Runs `f` with the scheduling constraint anchored at the current task, tied or untied
 /// (README §6: a waiting untied task's frame cannot leave this thread either).
 fn constrained<R>(th: Thread, f: impl FnOnce() -> R) -> R {
