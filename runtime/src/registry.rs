@@ -456,7 +456,7 @@ impl Runtime {
             if me.is_some_and(|m| std::ptr::eq(m.desc(), d)) {
                 continue;
             }
-            d.forget_context_after_fork(self);
+            d.forget_state_after_fork(self);
             // Relaxed: the only thread.
             d.os_tid.store(0, Ordering::Relaxed);
             if crate::hidden::is_reserved(self, g) {

@@ -42,8 +42,14 @@ pub struct ThreadDesc {
     go: CachePadded<Mailbox>,
     /// What the worker writes and the master reads at a join: one cache line.
     joined: CachePadded<Report>,
-    /// The thread's own context: only this thread touches it.
-    ctx: UnsafeCell<Context>,
+    /// What the thread runs now (team, thread number, ICVs) and where it is bound.
+    core: Core,
+    /// The regions it forks: teams kept for later, pushed clauses.
+    fork: crate::team::ForkState,
+    /// Its worksharing constructs.
+    ws: crate::worksharing::state::ThreadState,
+    /// Its tasks.
+    tasks: crate::task::state::ThreadState,
     /// Threads in the contention group this thread is the initial thread of (itself included).
     pub(crate) cg_threads: AtomicU32,
     /// Free task blocks of tasks this thread created.
@@ -52,10 +58,12 @@ pub struct ThreadDesc {
     thread: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
-// SAFETY: the UnsafeCells follow a single-writer discipline: `ctx` is only accessed by the
-// thread the descriptor belongs to (through `Thread::current`), and `assignment` is written by
-// the one master that owns the worker while the worker is idle, and read by the worker only
-// after the `go` epoch (Release/Acquire) has handed it over.
+// SAFETY: the per-thread states (`core`, `fork`, `ws`, `tasks`: `Cell`s) are private to this
+// module and reached only through `Thread`, which only the descriptor's own thread holds (it
+// is made from the thread-local pointer and is not `Send`), or, in a fork's child, by the one
+// thread there is (`forget_state_after_fork`); `assignment` is written by the one master
+// that owns the worker while the worker is idle, and read by the worker only after the `go`
+// epoch (Release/Acquire) has handed it over.
 unsafe impl Sync for ThreadDesc {}
 // SAFETY: as above.
 unsafe impl Send for ThreadDesc {}
@@ -89,89 +97,43 @@ struct Report {
     helping: AtomicBool,
 }
 
-/// A thread's current state of execution: which implicit task it runs, with which ICVs.
-pub(crate) struct Context {
+/// What a thread runs now: its current team, thread number and ICVs, and where it is bound.
+/// Only the owning thread touches it (see `ThreadDesc`'s `Sync`).
+struct Core {
     /// The team of the current implicit task (never null once registered).
-    pub(crate) team: *const Team,
+    team: Cell<*const Team>,
     /// The thread number in `team`.
-    pub(crate) tid: u32,
+    tid: Cell<u32>,
     /// The ICVs of the current task.
-    pub(crate) icvs: Icvs,
+    icvs: Cell<Icvs>,
     /// The place the thread is bound to, if any.
-    pub(crate) place: Option<u32>,
+    place: Cell<Option<u32>>,
     /// An initial thread with binding requested that is not bound yet: it is bound to the first
     /// place of its partition when it starts its first parallel region or asks for its place,
     /// as libomp binds a root thread (not at its first call, which may only set an ICV).
-    pub(crate) bind_pending: bool,
-    /// Teams this thread is the primary thread of, kept for the next fork at the same level.
-    pub(crate) hot: Vec<Option<Box<Team>>>,
-    /// Teams of serialized regions, one per serialized nesting depth, reused. Boxed: threads
-    /// hold pointers to them while the vector may grow.
-    #[allow(clippy::vec_box)]
-    pub(crate) serial: Vec<Box<Team>>,
-    /// What serialized regions saved, innermost last.
-    pub(crate) serial_saved: Vec<Saved>,
-    /// `num_threads` clause pushed for the next fork (0 = none).
-    pub(crate) push_nthreads: u32,
-    /// The rest of a `num_threads` list pushed for the next fork: nthreads-var of the region's
-    /// implicit tasks and of the levels below (empty: no list).
-    pub(crate) push_nthreads_rest: &'static [u32],
-    /// The `strict` modifier pushed with `num_threads` for the next fork.
-    pub(crate) push_strict: Option<Box<crate::team::Strict>>,
-    /// `proc_bind` clause pushed for the next fork.
-    pub(crate) push_bind: Option<ProcBind>,
-    /// `num_teams` / `thread_limit` pushed for the next teams construct (0 = none).
-    pub(crate) push_teams: (u32, u32),
-    /// `single` constructs this implicit task has encountered.
-    pub(crate) singles: u32,
-    /// Position in the current dispatched loop.
-    pub(crate) cursor: crate::worksharing::dispatch::Cursor,
-    /// Whether a dynamic-for chunk state is open (for instrumentation).
-    pub(crate) chunk_open: bool,
-    /// A dispatched loop is in progress (for its worksharing begin/end events).
-    pub(crate) loop_open: bool,
-    /// Worksharing constructs (loops, sections) this implicit task has started.
-    pub(crate) ws_count: u32,
-    /// Inside a `__kmpc_sections_init` / `__kmpc_end_sections` construct.
-    pub(crate) sections_open: bool,
-    /// The doacross loop the thread is in.
-    pub(crate) doacross: Option<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>)>,
-    /// The task the thread is executing (an implicit task of `team`, or an explicit task).
-    pub(crate) task: *const crate::task::Task,
-    /// The task scheduling constraint: the innermost tied task suspended on this thread (only
-    /// its descendants may start here), or null.
-    pub(crate) tsc: *const crate::task::Task,
-    /// The thread's implicit task waits in a barrier (or the region's end), where it runs any
-    /// task of its team until every one has completed.
-    pub(crate) at_barrier: bool,
-    /// An untied task that re-submitted itself for its next part, to run on this thread as soon
-    /// as its current part returns (`task::rerun_here`), or null.
-    pub(crate) rerun: *const crate::task::Task,
-    /// Victim selection for stealing (xorshift state, never 0).
-    pub(crate) rng: u32,
-    /// The thread's memo of its last fruitless search of its team's priority heap.
-    pub(crate) heap_refused: crate::task::HeapRefused,
-    /// Reused buffer for dependence lists.
-    pub(crate) dep_scratch: Vec<crate::task::Dep>,
-    /// A detachable task given its event and not submitted yet, and the dependences of the
-    /// `taskwait depend` clang emits before it when it is an if(0) task (`task::begin_if0`).
-    pub(crate) detach: crate::task::PendingDetach,
-    /// The last task number this thread gave out: its gtid in bits 40 and up (set when the
-    /// gtid is), the count of tasks it created below (`task::next_id`).
-    pub(crate) last_task_id: u64,
-    /// Where the ICVs must be saved before their first change, or null: a task run at once by
-    /// the thread that created it runs on the thread's own ICVs, which it inherits, and they
-    /// are copied only if its body changes them (see `task::run_body`; if(0) tasks likewise,
-    /// with the slot in their header: `task::begin_if0`).
-    pub(crate) icv_save: *const IcvSave,
-    /// The affinity line this thread printed last (`OMP_DISPLAY_AFFINITY`).
-    pub(crate) last_affinity: Option<String>,
+    bind_pending: Cell<bool>,
+    /// The affinity line this thread printed last (`OMP_DISPLAY_AFFINITY`; taken while used).
+    last_affinity: Cell<Option<String>>,
     /// An initial thread's root team (the implicit region's), made with the descriptor and
     /// reset for each thread the descriptor serves; null for a worker.
-    pub(crate) root_team: *mut Team,
+    root_team: Cell<*mut Team>,
 }
 
-/// A slot for ICVs a task body may have to save (see `Context::icv_save`). Not an
+impl Core {
+    fn new(icvs: Icvs) -> Core {
+        Core {
+            team: Cell::new(std::ptr::null()),
+            tid: Cell::new(0),
+            icvs: Cell::new(icvs),
+            place: Cell::new(None),
+            bind_pending: Cell::new(false),
+            last_affinity: Cell::new(None),
+            root_team: Cell::new(std::ptr::null_mut()),
+        }
+    }
+}
+
+/// A slot for ICVs a task body may have to save (see `task::state::ThreadState::icv_save`). Not an
 /// `Option<Icvs>`: creating an empty one must cost one store, not a copy of the whole struct.
 pub(crate) struct IcvSave {
     full: Cell<bool>,
@@ -221,119 +183,28 @@ impl IcvSave {
     }
 }
 
-/// What a region saves of its encountering thread's context and restores at its end.
+/// What a region saves of its encountering thread's state and restores at its end.
 #[derive(Clone, Copy)]
 pub(crate) struct Saved {
-    pub(crate) team: *const Team,
-    pub(crate) tid: u32,
-    pub(crate) icvs: Icvs,
-    pub(crate) singles: u32,
-    pub(crate) cursor: crate::worksharing::dispatch::Cursor,
-    pub(crate) ws_count: u32,
-    pub(crate) task: *const crate::task::Task,
-    pub(crate) tsc: *const crate::task::Task,
-    pub(crate) at_barrier: bool,
-    pub(crate) icv_save: *const IcvSave,
+    team: *const Team,
+    tid: u32,
+    icvs: Icvs,
+    ws: crate::worksharing::state::Saved,
+    task: crate::task::state::Saved,
 }
 
-impl Context {
-    fn new(icvs: Icvs) -> Context {
-        Context {
-            team: std::ptr::null(),
-            tid: 0,
-            icvs,
-            place: None,
-            bind_pending: false,
-            hot: Vec::new(),
-            serial: Vec::new(),
-            serial_saved: Vec::new(),
-            push_nthreads: 0,
-            push_nthreads_rest: &[],
-            push_strict: None,
-            push_bind: None,
-            push_teams: (0, 0),
-            singles: 0,
-            cursor: Default::default(),
-            chunk_open: false,
-            loop_open: false,
-            ws_count: 0,
-            sections_open: false,
-            doacross: None,
-            task: std::ptr::null(),
-            tsc: std::ptr::null(),
-            rerun: std::ptr::null(),
-            at_barrier: false,
-            icv_save: std::ptr::null(),
-            rng: 0x9e37_79b9,
-            heap_refused: Default::default(),
-            dep_scratch: Vec::new(),
-            detach: Default::default(),
-            last_task_id: 0,
-            last_affinity: None,
-            root_team: std::ptr::null_mut(),
-        }
+impl Saved {
+    /// The team the thread was in.
+    pub(crate) fn team(&self) -> *const Team {
+        self.team
     }
 
-    /// Binds the calling thread (whose context this is) to `place`, unless it is there already.
-    pub(crate) fn bind(&mut self, place: u32) {
-        if self.place == Some(place) {
-            return;
-        }
-        if let Some(cpus) = Runtime::get().settings().places.places.get(place as usize)
-            && crate::places::bind_current_thread(cpus)
-        {
-            self.place = Some(place);
-        }
+    pub(crate) fn tid(&self) -> u32 {
+        self.tid
     }
 
-    /// The ICVs of the implicit tasks of a region this thread forks: its own for a child
-    /// (`Icvs::for_child`), with nthreads-var from a pushed `num_threads` list, which this
-    /// consumes.
-    pub(crate) fn child_icvs(&mut self) -> Icvs {
-        let mut c = self.icvs.for_child();
-        if let Some((first, rest)) = std::mem::take(&mut self.push_nthreads_rest).split_first() {
-            c.nthreads = *first;
-            c.nthreads_rest = rest;
-        }
-        c
-    }
-
-    /// The current implicit task's state, to restore after a nested region.
-    pub(crate) fn save(&self) -> Saved {
-        Saved {
-            team: self.team,
-            tid: self.tid,
-            icvs: self.icvs,
-            singles: self.singles,
-            cursor: self.cursor,
-            ws_count: self.ws_count,
-            task: self.task,
-            tsc: self.tsc,
-            at_barrier: self.at_barrier,
-            icv_save: self.icv_save,
-        }
-    }
-
-    pub(crate) fn restore(&mut self, s: Saved) {
-        self.team = s.team;
-        self.tid = s.tid;
-        self.icvs = s.icvs;
-        self.singles = s.singles;
-        self.cursor = s.cursor;
-        self.ws_count = s.ws_count;
-        self.task = s.task;
-        self.tsc = s.tsc;
-        self.at_barrier = s.at_barrier;
-        self.icv_save = s.icv_save;
-    }
-
-    /// Starts a new implicit task: its construct counters begin at zero.
-    pub(crate) fn begin_implicit_task(&mut self) {
-        // An implicit task has ICVs of its own: changes to them are not the enclosing task's.
-        self.icv_save = std::ptr::null();
-        self.singles = 0;
-        self.cursor = Default::default();
-        self.ws_count = 0;
+    pub(crate) fn icvs(&self) -> &Icvs {
+        &self.icvs
     }
 }
 
@@ -507,87 +378,183 @@ impl Thread {
         self.desc.gtid
     }
 
-    pub(crate) fn ctx(&self) -> &mut Context {
-        self.desc.ctx()
+    /// The thread's fork state (teams kept, pushed clauses).
+    #[inline]
+    pub(crate) fn fork_state(&self) -> &crate::team::ForkState {
+        &self.desc.fork
+    }
+
+    /// The thread's worksharing state.
+    #[inline]
+    pub(crate) fn ws_state(&self) -> &crate::worksharing::state::ThreadState {
+        &self.desc.ws
+    }
+
+    /// The thread's tasking state.
+    #[inline]
+    pub(crate) fn task_state(&self) -> &crate::task::state::ThreadState {
+        &self.desc.tasks
     }
 
     /// The current team.
     #[inline]
     pub fn team(&self) -> &Team {
-        // SAFETY: ctx.team is set at registration and always points at a live team: teams
+        // SAFETY: the team is set at registration and always points at a live team: teams
         // outlive the regions that run on them (hot teams are kept, serialized and root teams
         // are never freed while referenced).
-        unsafe { &*self.ctx().team }
+        unsafe { &*self.desc.core.team.get() }
     }
 
     /// The thread number in the current team.
     #[inline]
     pub fn tid(&self) -> u32 {
-        self.ctx().tid
+        self.desc.core.tid.get()
     }
 
     /// The current task's ICVs.
     #[inline]
-    pub fn icvs(&self) -> &Icvs {
-        &self.ctx().icvs
+    pub fn icvs(&self) -> Icvs {
+        self.desc.core.icvs.get()
+    }
+
+    /// Makes `icvs` the current task's ICVs; returns the previous ones (a task that runs with
+    /// ICVs of its own, and gives the thread's back at its end).
+    #[inline]
+    pub(crate) fn replace_icvs(&self, icvs: Icvs) -> Icvs {
+        self.desc.core.icvs.replace(icvs)
     }
 
     /// Changes the current task's ICVs with `f`; they are first saved if the running task
-    /// borrowed the thread's ones (see `Context::icv_save`).
+    /// borrowed the thread's ones (see `task::state::ThreadState::icv_save`).
     #[inline]
     pub fn change_icvs<R>(&self, f: impl FnOnce(&mut Icvs) -> R) -> R {
-        let ctx = self.ctx();
-        // SAFETY: a non-null `icv_save` points at the save slot of a task body running on
-        // this thread: on `task::run_body`'s frame, or in an if(0) task's header, alive until
-        // `run_body` / `complete_if0` resets the pointer.
-        if let Some(slot) = unsafe { ctx.icv_save.as_ref() } {
-            slot.put(ctx.icvs);
-            ctx.icv_save = std::ptr::null();
+        let core = &self.desc.core;
+        let mut icvs = core.icvs.get();
+        let slot = self.task_state().replace_icv_save(std::ptr::null());
+        // SAFETY: a non-null save slot is that of a task body running on this thread: on
+        // `task::run_body`'s frame, or in an if(0) task's header, alive until `run_body` /
+        // `complete_if0` resets the pointer.
+        if let Some(slot) = unsafe { slot.as_ref() } {
+            slot.put(icvs);
         }
-        f(&mut ctx.icvs)
+        let r = f(&mut icvs);
+        core.icvs.set(icvs);
+        r
+    }
+
+    /// The ICVs of the implicit tasks of a region this thread forks: its own for a child
+    /// (`Icvs::for_child`), with nthreads-var from a pushed `num_threads` list, which this
+    /// consumes.
+    #[inline]
+    pub(crate) fn child_icvs(&self) -> Icvs {
+        let mut c = self.icvs().for_child();
+        if let Some((first, rest)) = self.fork_state().take_nthreads_rest().split_first() {
+            c.nthreads = *first;
+            c.nthreads_rest = rest;
+        }
+        c
+    }
+
+    /// The current implicit task's state, to restore after a nested region.
+    #[inline]
+    pub(crate) fn save(&self) -> Saved {
+        let core = &self.desc.core;
+        Saved {
+            team: core.team.get(),
+            tid: core.tid.get(),
+            icvs: core.icvs.get(),
+            ws: self.ws_state().save(),
+            task: self.task_state().save(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn restore(&self, s: Saved) {
+        let core = &self.desc.core;
+        core.team.set(s.team);
+        core.tid.set(s.tid);
+        core.icvs.set(s.icvs);
+        self.ws_state().restore(s.ws);
+        self.task_state().restore(s.task);
+    }
+
+    /// The thread starts the implicit task of member `tid` of `team`, with `icvs`: its
+    /// construct counters begin at zero, and its ICVs are its own.
+    #[inline]
+    pub(crate) fn begin_implicit_task(&self, team: &Team, tid: u32, icvs: Icvs) {
+        let core = &self.desc.core;
+        core.team.set(team);
+        core.tid.set(tid);
+        core.icvs.set(icvs);
+        self.task_state().begin_implicit(team.implicit_task(tid));
+        self.ws_state().begin_implicit();
+    }
+
+    /// Binds the thread to `place`, unless it is there already.
+    pub(crate) fn bind(&self, place: u32) {
+        let core = &self.desc.core;
+        if core.place.get() == Some(place) {
+            return;
+        }
+        if let Some(cpus) = Runtime::get().settings().places.places.get(place as usize)
+            && crate::places::bind_current_thread(cpus)
+        {
+            core.place.set(Some(place));
+        }
+    }
+
+    /// The affinity line the thread printed last (taken: give it back with
+    /// `set_last_affinity`).
+    #[inline]
+    pub(crate) fn take_last_affinity(&self) -> Option<String> {
+        self.desc.core.last_affinity.take()
+    }
+
+    #[inline]
+    pub(crate) fn set_last_affinity(&self, line: Option<String>) {
+        self.desc.core.last_affinity.set(line);
     }
 
     /// The thread was bound elsewhere (`kmp_set_affinity`): it is at no place now.
     pub fn forget_place(&self) {
-        let ctx = self.ctx();
-        ctx.place = None;
-        ctx.bind_pending = false;
+        let core = &self.desc.core;
+        core.place.set(None);
+        core.bind_pending.set(false);
     }
 
     /// Whether the thread is inside a sections construct started with `__kmpc_next_section`.
     pub fn sections_open(&self) -> bool {
-        self.ctx().sections_open
+        self.ws_state().sections_open()
     }
 
     pub fn set_sections_open(&self, open: bool) {
-        self.ctx().sections_open = open;
+        self.ws_state().set_sections_open(open);
     }
 
     /// `KMP_AFFINITY=reset`: the primary thread of an outermost region that ended gets the
     /// process's CPU set back, and is bound again when it next needs a place.
     #[cold]
     pub(crate) fn reset_binding(&self) {
-        let ctx = self.ctx();
-        if ctx.place.take().is_some() && crate::places::bind_current_thread(&Runtime::get().settings().mask) {
-            ctx.bind_pending = ctx.icvs.bind != ProcBind::False;
+        let core = &self.desc.core;
+        if core.place.take().is_some() && crate::places::bind_current_thread(&Runtime::get().settings().mask)
+        {
+            core.bind_pending.set(self.icvs().bind != ProcBind::False);
         }
     }
 
     /// The place the thread is bound to; an initial thread whose binding is pending is bound
-    /// first (see `Context::bind_pending`).
+    /// first (see `Core::bind_pending`).
     #[inline]
     pub fn place(&self) -> Option<u32> {
         self.bind_if_pending();
-        self.ctx().place
+        self.desc.core.place.get()
     }
 
-    /// Binds an initial thread whose binding is pending (see `Context::bind_pending`).
+    /// Binds an initial thread whose binding is pending (see `Core::bind_pending`).
     #[inline]
     pub(crate) fn bind_if_pending(&self) {
-        let ctx = self.ctx();
-        if ctx.bind_pending {
-            ctx.bind_pending = false;
-            ctx.bind(ctx.icvs.partition_start);
+        if self.desc.core.bind_pending.replace(false) {
+            self.bind(self.icvs().partition_start);
         }
     }
 }
@@ -614,8 +581,6 @@ impl ThreadDesc {
     }
 
     fn leak_new(gtid: i32, is_initial: u32, icvs: Icvs) -> &'static ThreadDesc {
-        let mut ctx = Context::new(icvs);
-        ctx.last_task_id = (gtid as u64) << 40;
         Box::leak(Box::new(ThreadDesc {
             gtid,
             os_tid: AtomicI32::new(0),
@@ -630,36 +595,61 @@ impl ThreadDesc {
                 help_team: AtomicPtr::new(std::ptr::null_mut()),
                 helping: AtomicBool::new(false),
             }),
-            ctx: UnsafeCell::new(ctx),
+            core: Core::new(icvs),
+            fork: Default::default(),
+            ws: Default::default(),
+            tasks: crate::task::state::ThreadState::new(gtid),
             cg_threads: AtomicU32::new(1),
             task_cache: crate::task::BlockCache::new(),
             thread: parking_lot::Mutex::new(None),
         }))
     }
 
-    #[allow(clippy::mut_from_ref)]
-    fn ctx(&self) -> &mut Context {
-        // SAFETY: only the owning thread calls this (through `Thread`, which is !Send, or from
-        // its own worker loop / exit handler), or, in a fork's child, the only thread there is
-        // (for descriptors whose threads are gone: `Runtime::restart_after_fork`); and no
-        // reference from an earlier call is held across a call that could re-enter: the
-        // runtime copies out what it needs.
-        unsafe { &mut *self.ctx.get() }
+    /// Gives the descriptor's per-thread state back its starting values, but for what outlives
+    /// a thread (the serialized regions' teams, the root team, the task numbers given out, the
+    /// victim selection). `drop_old`: what it held is dropped (false: forgotten, in a fork's
+    /// child, where a vanished thread may have left it half-written; the teams are forgotten
+    /// then too).
+    ///
+    /// Called by the thread that takes the descriptor over, before it records the thread's id
+    /// (see `Runtime`'s note): no other thread looks at this state.
+    fn restart_state(&self, icvs: Icvs, drop_old: bool) {
+        let c = &self.core;
+        c.team.set(std::ptr::null());
+        c.tid.set(0);
+        c.icvs.set(icvs);
+        c.place.set(None);
+        c.bind_pending.set(false);
+        let line = c.last_affinity.take();
+        if !drop_old {
+            std::mem::forget(line);
+            // Its root team too: the next initial thread makes a new one.
+            c.root_team.set(std::ptr::null_mut());
+        }
+        self.fork.restart(drop_old);
+        self.ws.restart(drop_old);
+        self.tasks.restart(drop_old);
+    }
+
+    /// A new OS thread serves the descriptor (a worker's): what belongs to an OS thread, not
+    /// to the descriptor, starts afresh: a reused descriptor's previous thread left its own
+    /// binding and affinity line (this thread inherited its creator's CPU set, which `bind`
+    /// must replace), and the victim selection is stirred.
+    fn new_os_thread(&self) {
+        self.core.place.set(None);
+        self.core.last_affinity.set(None);
+        self.tasks.stir_rng(self.gtid);
     }
 
     /// Sets the descriptor up for the initial thread calling this (a new descriptor, or one an
-    /// ended initial thread left): a fresh context (what outlives a thread is kept: the root
+    /// ended initial thread left): fresh per-thread state (what outlives a thread is kept: the root
     /// team's memory, the serialized regions' teams, the task numbers given out), its root
     /// team reset, the thread's id recorded last (see `Runtime`'s note for debuggers).
     fn start_initial(&'static self, rt: &Runtime) {
-        let ctx = self.ctx();
         let icvs = rt.settings().icvs;
-        let serial = std::mem::take(&mut ctx.serial);
-        let (last_task_id, rng, root) = (ctx.last_task_id, ctx.rng, ctx.root_team);
-        *ctx = Context::new(icvs);
-        ctx.serial = serial;
-        ctx.last_task_id = last_task_id;
-        ctx.rng = (rng ^ self.gtid as u32).max(1);
+        let root = self.core.root_team.get();
+        self.restart_state(icvs, true);
+        self.tasks.stir_rng(self.gtid);
         let root: &'static mut Team = if root.is_null() {
             Box::leak(Team::new_root(self.gtid, &self.cg_threads))
         } else {
@@ -670,12 +660,12 @@ impl ThreadDesc {
             root.reset_root(self.gtid, &self.cg_threads);
             root
         };
-        ctx.root_team = root;
-        ctx.team = root;
-        ctx.task = root.implicit_task(0);
+        self.core.root_team.set(root);
+        self.core.team.set(root);
+        self.tasks.begin_implicit(root.implicit_task(0));
         // With binding requested, an initial thread is bound to the first place of its
         // partition once it needs a place (`Thread::place`).
-        ctx.bind_pending = ctx.icvs.bind != ProcBind::False;
+        self.core.bind_pending.set(icvs.bind != ProcBind::False);
         // Relaxed: a debugger reads these of a stopped process; the registry's lock orders
         // them for the next thread the descriptor serves.
         self.cg_threads.store(1, Ordering::Relaxed);
@@ -771,7 +761,7 @@ impl ThreadDesc {
         }
         // The region's frames on this thread's stack still point at its teams: forgotten, not
         // freed.
-        self.forget_context_after_fork(rt);
+        self.forget_state_after_fork(rt);
         // Relaxed: see `is_initial`.
         self.is_initial.store(1, Ordering::Relaxed);
         self.start_initial(rt);
@@ -790,7 +780,7 @@ impl ThreadDesc {
     /// Gives the workers of the teams this thread kept for its next regions back to the pool
     /// (the thread ends, or pauses). Called by the owning thread.
     pub(crate) fn release_hot_teams(&self, rt: &Runtime) {
-        for team in self.ctx().hot.drain(..).flatten() {
+        for team in self.fork.take_all_hot().into_iter().flatten() {
             rt.release_workers(team.workers());
         }
     }
@@ -801,7 +791,7 @@ impl ThreadDesc {
     /// teams' memory is left alone: dropping it could meet state a vanished thread left
     /// half-written.
     pub(crate) fn forget_after_fork(&self, out: &mut Vec<&'static ThreadDesc>) {
-        for team in self.ctx().hot.drain(..).flatten() {
+        for team in self.fork.take_all_hot().into_iter().flatten() {
             out.extend(team.workers());
             std::mem::forget(team);
         }
@@ -813,16 +803,12 @@ impl ThreadDesc {
     /// In the child of a fork, for a descriptor whose thread is not there (or the forking
     /// thread, restarting): forgets all the thread left in the descriptor, without freeing
     /// any of it (see `forget_after_fork`: the thread may have been in the middle of changing
-    /// it): its teams (hot, serialized, root), its whole context (but the task numbers given
+    /// it): its teams (hot, serialized, root), its whole per-thread state (but the task numbers given
     /// out), the team it was helping, its cache's free lists. A new thread the descriptor
     /// serves starts from scratch.
-    pub(crate) fn forget_context_after_fork(&self, rt: &Runtime) {
+    pub(crate) fn forget_state_after_fork(&self, rt: &Runtime) {
         self.forget_after_fork(&mut Vec::new());
-        let ctx = self.ctx();
-        let (last_task_id, rng) = (ctx.last_task_id, ctx.rng);
-        std::mem::forget(std::mem::replace(ctx, Context::new(rt.settings().icvs)));
-        ctx.last_task_id = last_task_id;
-        ctx.rng = rng;
+        self.restart_state(rt.settings().icvs, false);
         // Relaxed: the only thread.
         self.joined.help_team.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.joined.helping.store(false, Ordering::Relaxed);
@@ -898,16 +884,9 @@ pub(crate) fn spawn_hidden_helper(
             // Relaxed: for display by debuggers and tools only.
             // SAFETY: gettid has no preconditions.
             desc.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
-            {
-                let ctx = desc.ctx();
-                ctx.team = team;
-                ctx.tid = tid;
-                ctx.icvs = rt.settings().icvs;
-                ctx.task = team.implicit_task(tid);
-                ctx.place = None;
-                ctx.last_affinity = None;
-                ctx.rng = (ctx.rng ^ desc.gtid as u32).max(1);
-            }
+            desc.new_os_thread();
+            let me = Thread { desc, _not_send: std::marker::PhantomData };
+            me.begin_implicit_task(team, tid, rt.settings().icvs);
             if let Some(cpus) = cpus {
                 crate::places::bind_current_thread_reporting(
                     &cpus,
@@ -919,7 +898,7 @@ pub(crate) fn spawn_hidden_helper(
             oxiomp_instrument::worker_loop_enter();
             // Release: the starter waits for it (Acquire) before the helpers take tasks.
             ready.fetch_add(1, std::sync::atomic::Ordering::Release);
-            crate::task::serve_hidden(Thread { desc, _not_send: std::marker::PhantomData });
+            crate::task::serve_hidden(me);
         })
         .map(drop)
         .map_err(SpawnError::System)
@@ -944,15 +923,7 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
     // Relaxed: for display by debuggers and tools only.
     // SAFETY: gettid has no preconditions.
     desc.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
-    {
-        // What belongs to an OS thread, not to the descriptor: a reused descriptor's previous
-        // thread left its own binding and affinity line (this thread inherited its creator's
-        // CPU set, which `bind` must replace).
-        let ctx = desc.ctx();
-        ctx.place = None;
-        ctx.last_affinity = None;
-        ctx.rng = (ctx.rng ^ desc.gtid as u32).max(1);
-    }
+    desc.new_os_thread();
     oxiomp_instrument::worker_loop_enter();
     let me = Thread { desc, _not_send: std::marker::PhantomData };
     let mut epoch = base_epoch;

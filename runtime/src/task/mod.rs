@@ -22,6 +22,7 @@ pub mod graph;
 pub mod group;
 pub(crate) mod pool;
 mod prio;
+pub(crate) mod state;
 #[allow(clippy::module_inception)]
 pub mod task;
 pub mod taskloop;
@@ -33,7 +34,6 @@ use std::time::Instant;
 pub(crate) use cache::BlockCache;
 pub use deps::{Access, Dep};
 pub use group::{Init, ItemSpec, TaskGroup};
-pub(crate) use prio::HeapRefused;
 pub use task::{KmpTask, KmpTaskloop, Routine, Task};
 pub(crate) use wait::serve_hidden;
 pub use wait::{
@@ -74,9 +74,9 @@ pub(crate) fn set_throttling(on: bool) {
 /// The calling thread's current task.
 #[inline]
 pub fn current(th: Thread) -> &'static Task {
-    // SAFETY: ctx.task always points at the running task (an implicit task of the current
-    // team, or an explicit task this thread is executing), alive while it runs.
-    unsafe { &*th.ctx().task }
+    // SAFETY: the thread's task always points at the running task (an implicit task of the
+    // current team, or an explicit task this thread is executing), alive while it runs.
+    unsafe { &*th.task_state().task() }
 }
 
 /// `__kmpc_omp_task_alloc`: a new child of the calling thread's current task; returns its
@@ -174,9 +174,7 @@ fn new_task(
 /// (unique until a thread has created 2^40 tasks).
 #[inline]
 pub(crate) fn next_id(th: Thread) -> u64 {
-    let ctx = th.ctx();
-    ctx.last_task_id += 1;
-    ctx.last_task_id
+    th.task_state().next_task_id()
 }
 
 /// The event handle of a detachable task.
@@ -189,67 +187,8 @@ pub fn completion_event(t: &Task) -> *mut c_void {
 /// depend(...)` clang emits a `taskwait depend(...)` between the two, and those are the
 /// dependences the task must hold until its event is fulfilled (see [`PendingDetach`]).
 pub fn allow_completion_event(th: Thread, t: &Task) -> *mut c_void {
-    let d = &mut th.ctx().detach;
-    d.task = t;
-    d.deps_for = std::ptr::null();
+    th.task_state().detach().given_event(t);
     completion_event(t)
-}
-
-/// A detachable task between its `__kmpc_task_allow_completion_event` and its submission (or
-/// its `__kmpc_omp_task_begin_if0`), and the dependences of a `taskwait depend` in between.
-/// An if(0) task's dependences reach the runtime only as such a wait, which returns once its
-/// predecessors have completed; but a detachable task completes only when its event is
-/// fulfilled, and its successors must wait until then: so `begin_if0` enters it in the
-/// dependence map with them (its predecessors are complete: it is ready at once).
-pub(crate) struct PendingDetach {
-    /// The task given its event (null: none pending). It is not freed before it is submitted
-    /// or begun, which clear this.
-    task: *const Task,
-    /// The task the saved dependences are for (null: none).
-    deps_for: *const Task,
-    deps: Vec<Dep>,
-}
-
-impl Default for PendingDetach {
-    fn default() -> Self {
-        PendingDetach { task: std::ptr::null(), deps_for: std::ptr::null(), deps: Vec::new() }
-    }
-}
-
-impl PendingDetach {
-    /// The task was submitted (deferred) or begun: nothing to remember for it.
-    fn forget(&mut self, t: &Task) {
-        if std::ptr::eq(self.task, t) {
-            self.task = std::ptr::null();
-        }
-    }
-
-    /// A `taskwait depend` on `deps`: with a task pending, the wait clang emits for a
-    /// detachable if(0) task's dependences, right before `begin_if0`; they are kept for it.
-    fn wait(&mut self, deps: &[Dep]) {
-        if !self.task.is_null() {
-            self.deps_for = std::mem::replace(&mut self.task, std::ptr::null());
-            self.deps.clear();
-            self.deps.extend_from_slice(deps);
-        }
-    }
-
-    /// `t` begins as an if(0) task: the dependences kept for it, if any (the caller gives the
-    /// buffer back with `restore`).
-    fn begin(&mut self, t: &Task) -> Option<Vec<Dep>> {
-        self.forget(t);
-        if !std::ptr::eq(self.deps_for, t) {
-            return None;
-        }
-        self.deps_for = std::ptr::null();
-        Some(std::mem::take(&mut self.deps))
-    }
-
-    /// The buffer `begin` lent out, for reuse.
-    fn restore(&mut self, mut deps: Vec<Dep>) {
-        deps.clear();
-        self.deps = deps;
-    }
 }
 
 /// `omp_fulfill_event`: completes a detached task's event; the task completes once its body
@@ -295,7 +234,7 @@ pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), &'static str> {
         return Ok(());
     }
     // As in `submit` (an if(0) task runs its parts nested instead).
-    if parts != 0 && std::ptr::eq(th.ctx().task, t) && t.flags & flags::TIED == 0 && !t.if0.get() {
+    if parts != 0 && std::ptr::eq(th.task_state().task(), t) && t.flags & flags::TIED == 0 && !t.if0.get() {
         rerun_here(th, t);
         return Ok(());
     }
@@ -329,7 +268,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
             execute_part(th, t, true);
             return Ok(());
         }
-        if std::ptr::eq(th.ctx().task, t) && t.flags & flags::TIED == 0 {
+        if std::ptr::eq(th.task_state().task(), t) && t.flags & flags::TIED == 0 {
             // Clang's untied task re-submits itself at each task scheduling point in its
             // region (the first as soon as it starts), after the point's own call (taskwait,
             // taskyield) and right before it returns. Its next part goes on here, on the same
@@ -345,7 +284,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
     // Relaxed: not shared yet; the queue hand-over publishes it.
     t.parts.store(1, Ordering::Relaxed);
     if t.flags & flags::DETACHABLE != 0 {
-        th.ctx().detach.forget(t);
+        th.task_state().detach().forget(t);
     }
     if t.flags & flags::PRIORITY != 0 {
         // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
@@ -360,7 +299,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
     }
     // Queued (or waiting for its dependences): it may run on another thread, later, so it
     // takes its creator's ICVs along and holds its creator.
-    t.icvs.put(*th.icvs());
+    t.icvs.put(th.icvs());
     task::hold_ancestors(t);
     count_new(t);
     if !deps.is_empty() {
@@ -382,25 +321,30 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
 /// without a second part to count. Not for if(0) tasks: their body is called by the
 /// compiler's code, which would not loop.
 fn rerun_here(th: Thread, t: &'static Task) {
-    th.ctx().rerun = t;
+    th.task_state().set_rerun(t);
 }
 
 /// Whether `rerun_here` asked for `t` to run again on this thread (and clears the request).
 #[inline]
 fn take_rerun(th: Thread, t: &'static Task) -> bool {
-    let ctx = th.ctx();
+    let ts = th.task_state();
+    let r = ts.rerun();
     // Looked at before it is cleared: almost always there is no request, and no store then.
-    !ctx.rerun.is_null() && std::ptr::eq(std::mem::replace(&mut ctx.rerun, std::ptr::null()), t)
+    if r.is_null() {
+        return false;
+    }
+    ts.set_rerun(std::ptr::null());
+    std::ptr::eq(r, t)
 }
 
 /// Runs `f` with the thread's reusable dependence buffer (empty), so that converting a
 /// dependence list does not allocate once the buffer has grown.
 pub fn with_dep_buffer<R>(th: Thread, f: impl FnOnce(&mut Vec<Dep>) -> R) -> R {
-    let mut v = std::mem::take(&mut th.ctx().dep_scratch);
+    let mut v = th.task_state().take_dep_buffer();
     v.clear();
     let r = f(&mut v);
     v.clear();
-    th.ctx().dep_scratch = v;
+    th.task_state().put_dep_buffer(v);
     r
 }
 
@@ -472,10 +416,10 @@ pub(crate) fn run_in_place<const TRACED: bool>(
     mut next: impl FnMut() -> bool,
 ) {
     debug_assert!(!t.has_icvs());
-    let ctx = th.ctx();
-    let parent = ctx.task;
+    let ts = th.task_state();
+    let parent = ts.task();
     let saved = IcvSave::new();
-    let prev_save = ctx.icv_save;
+    let prev_save = ts.icv_save();
     // SAFETY: the task's own kmp_task_t.
     let entry = unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize);
     while next() {
@@ -484,15 +428,13 @@ pub(crate) fn run_in_place<const TRACED: bool>(
         } else {
             0
         };
-        let ctx = th.ctx();
-        ctx.task = t;
+        ts.replace_task(t);
         // Each chunk's first change of an ICV saves them here (and clears the pointer).
-        ctx.icv_save = &saved;
+        ts.replace_icv_save(&saved);
         call_routine(th, t, Some(id), true);
-        let ctx = th.ctx();
-        ctx.task = parent;
+        ts.replace_task(parent);
         if let Some(back) = saved.take() {
-            ctx.icvs = back;
+            th.replace_icvs(back);
         }
         run_destructors(t);
         // Relaxed: only this thread writes it (a chunk counts the children it generates;
@@ -502,7 +444,7 @@ pub(crate) fn run_in_place<const TRACED: bool>(
         }
     }
     // The chunks' uses of `icv_save` ended with them.
-    th.ctx().icv_save = prev_save;
+    ts.replace_icv_save(prev_save);
 }
 
 /// Runs `t`'s body (when `run`) on this thread as its current task, with the task's ICVs;
@@ -524,33 +466,31 @@ fn run_body(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
 /// [`run_body`] for a task without ICVs of its own (it borrows the thread's).
 #[inline]
 fn run_body_borrowing(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
-    let ctx = th.ctx();
-    let prev_task = std::mem::replace(&mut ctx.task, t);
+    let ts = th.task_state();
+    let prev_task = ts.replace_task(t);
     let saved = IcvSave::new();
-    let prev_save = std::mem::replace(&mut ctx.icv_save, &saved);
+    let prev_save = ts.replace_icv_save(&saved);
     call_routine(th, t, trace, run);
-    let ctx = th.ctx();
-    ctx.task = prev_task;
+    ts.replace_task(prev_task);
     // The body's own uses of `icv_save` ended with it (nested bodies restore theirs).
-    ctx.icv_save = prev_save;
+    ts.replace_icv_save(prev_save);
     if let Some(back) = saved.take() {
-        ctx.icvs = back;
+        th.replace_icvs(back);
     }
 }
 
 /// `run_body` for a task that carries its own ICVs: swapped in, and the thread's swapped back.
 #[cold]
 fn run_body_own_icvs(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
-    let ctx = th.ctx();
-    let prev_task = std::mem::replace(&mut ctx.task, t);
-    let mine = t.icvs.get().unwrap_or(ctx.icvs);
-    let back = std::mem::replace(&mut ctx.icvs, mine);
-    let prev_save = std::mem::replace(&mut ctx.icv_save, std::ptr::null());
+    let ts = th.task_state();
+    let prev_task = ts.replace_task(t);
+    let mine = t.icvs.get().unwrap_or(th.icvs());
+    let back = th.replace_icvs(mine);
+    let prev_save = ts.replace_icv_save(std::ptr::null());
     call_routine(th, t, trace, run);
-    let ctx = th.ctx();
-    ctx.task = prev_task;
-    ctx.icv_save = prev_save;
-    ctx.icvs = back;
+    ts.replace_task(prev_task);
+    ts.replace_icv_save(prev_save);
+    th.replace_icvs(back);
 }
 
 /// Calls the task's routine (when `run`), recording its execution.
@@ -566,7 +506,7 @@ fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
         // A cancellation meanwhile does not stop them: the task has started, and a started
         // task runs to its end or to a cancellation point of its own (its scheduling points,
         // where clang splits it, are none).
-        if !th.ctx().rerun.is_null() {
+        if !th.task_state().rerun().is_null() {
             while take_rerun(th, t) {
                 call_part(r, th.gtid(), t, trace);
             }
@@ -670,10 +610,10 @@ pub(crate) fn make_ready(t: &'static Task) {
 /// waits in a task, the task it runs is that one or a descendant of it); but for an implicit
 /// task waiting in a barrier, which takes any task until all have completed.
 fn may_start_here(th: Thread, t: &Task) -> bool {
-    let ctx = th.ctx();
+    let ts = th.task_state();
     // SAFETY: the current task runs on this thread, alive.
-    match unsafe { ctx.task.as_ref() } {
-        Some(c) if !(c.kind == task::Kind::Implicit && ctx.at_barrier) => t.descends_from(c),
+    match unsafe { ts.task().as_ref() } {
+        Some(c) if !(c.kind == task::Kind::Implicit && ts.at_barrier()) => t.descends_from(c),
         _ => true,
     }
 }
@@ -1003,10 +943,10 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     t.state.store(State::Running as u32, Ordering::Relaxed);
     // The body runs on the generating task's ICVs; what it changes is undone at its end
     // (`complete_if0`): the first change saves them in the task's slot.
-    let ctx = th.ctx();
-    t.outer_save.set(std::mem::replace(&mut ctx.icv_save, &t.icvs));
+    let ts = th.task_state();
+    t.outer_save.set(ts.replace_icv_save(&t.icvs));
     t.if0.set(true);
-    ctx.task = t;
+    ts.replace_task(t);
     oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunningIf0, t.trace_id);
 }
 
@@ -1015,26 +955,26 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
 #[cold]
 #[inline(never)]
 fn enter_detached_if0(th: Thread, t: &'static Task) {
-    let Some(mut deps) = th.ctx().detach.begin(t) else {
+    let Some(mut deps) = th.task_state().detach().begin(t) else {
         return;
     };
     // Ready at once: the wait just returned, and the generating task made no sibling since,
     // so every predecessor the map holds for these dependences has completed.
     let ready = register_deps(t, &mut deps);
     debug_assert!(ready, "a detachable if(0) task waited for its dependences already");
-    th.ctx().detach.restore(deps);
+    th.task_state().detach().restore(deps);
 }
 
 /// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
 #[inline]
 pub fn complete_if0(th: Thread, t: &'static Task) {
     oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunningIf0, t.trace_id);
-    let ctx = th.ctx();
-    ctx.task = t.parent;
+    let ts = th.task_state();
+    ts.replace_task(t.parent);
     // The undeferred task ran in the generating task's context: what it set dies with it.
-    ctx.icv_save = t.outer_save.get();
+    ts.replace_icv_save(t.outer_save.get());
     if let Some(i) = t.icvs.take() {
-        ctx.icvs = i;
+        th.replace_icvs(i);
     }
     // Its if(0) fields back at rest (nothing reads them once the body has returned).
     t.if0.set(false);

@@ -162,7 +162,7 @@ pub struct Task {
     /// is queued; empty for a task its creator runs at once (it borrows the thread's ICVs,
     /// which are the generating task's). An if(0) task uses the slot to save the generating
     /// task's ICVs if its body changes them (`begin_if0`). Implicit tasks keep theirs in the
-    /// thread's context. Touched only by the thread that creates or runs the task.
+    /// thread's state. Touched only by the thread that creates or runs the task.
     pub(crate) icvs: IcvSave,
     /// An if(0) task: the thread's `icv_save` when it began, restored at its end.
     pub(crate) outer_save: Cell<*const IcvSave>,

@@ -6,8 +6,8 @@ use super::*;
 
 /// Runs one ready task of the current team, if the scheduling constraint allows one.
 pub fn run_one(th: Thread) -> bool {
-    let ctx = th.ctx();
-    let anchor = ctx.tsc;
+    let ts = th.task_state();
+    let anchor = ts.tsc();
     let pool = th.team().tasks();
     let allowed = |r: TaskRef| {
         // SAFETY: queued tasks are alive; the anchor is a task suspended on this thread.
@@ -15,10 +15,9 @@ pub fn run_one(th: Thread) -> bool {
         // Untied tasks too: a frame blocked on this thread's stack cannot move (README §6).
         unsafe { anchor.as_ref() }.is_none_or(|a| c.descends_from(a))
     };
-    let (mut rng, mut refused) = (ctx.rng, ctx.heap_refused);
+    let (mut rng, mut refused) = ts.search();
     let got = pool.take(th.tid(), &mut rng, &allowed, anchor as usize, &mut refused);
-    let ctx = th.ctx();
-    (ctx.rng, ctx.heap_refused) = (rng, refused);
+    ts.end_search(rng, refused);
     match got {
         // SAFETY: a queued task stays alive until it completes.
         Some(r) => execute(th, unsafe { &*r.0 }),
@@ -52,8 +51,8 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
         std::thread::yield_now();
         let s = *start.get_or_insert_with(Instant::now);
         if s.elapsed() >= WaitPolicy::block_time() {
-            // Copies: no reference into the context lives while `cond` runs.
-            let (anchor, refused) = (th.ctx().tsc as usize, th.ctx().heap_refused);
+            // Copies: `cond` may change the thread's state.
+            let (anchor, refused) = (th.task_state().tsc() as usize, th.task_state().heap_refused());
             pool.park(cond, anchor, &refused);
             start = None;
         }
@@ -65,8 +64,9 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
 /// does not wait out the block time first: spinning helpers would take CPUs from the
 /// program's teams, and a hidden task only waits for the wake-up.
 pub(crate) fn serve_hidden(th: Thread) {
-    let ctx = th.ctx();
-    (ctx.tsc, ctx.at_barrier) = (std::ptr::null(), true);
+    let ts = th.task_state();
+    ts.replace_tsc(std::ptr::null());
+    ts.replace_at_barrier(true);
     let pool = th.team().tasks();
     let mut idle = 0u32;
     loop {
@@ -79,7 +79,7 @@ pub(crate) fn serve_hidden(th: Thread) {
             std::thread::yield_now();
             continue;
         }
-        let refused = th.ctx().heap_refused;
+        let refused = ts.heap_refused();
         pool.park(&|| false, 0, &refused);
         idle = 0;
     }
@@ -88,10 +88,10 @@ pub(crate) fn serve_hidden(th: Thread) {
 /// Runs `f` with the scheduling constraint anchored at the current task, tied or untied
 /// (README §6: a waiting untied task's frame cannot leave this thread either).
 fn constrained<R>(th: Thread, f: impl FnOnce() -> R) -> R {
-    let cur = th.ctx().task;
-    let prev = std::mem::replace(&mut th.ctx().tsc, cur);
+    let ts = th.task_state();
+    let prev = ts.replace_tsc(ts.task());
     let r = f();
-    th.ctx().tsc = prev;
+    ts.replace_tsc(prev);
     r
 }
 
@@ -137,12 +137,11 @@ pub fn help_barrier(th: Thread) -> bool {
 
 /// Runs `f` as the thread's implicit task waiting in a barrier: no scheduling constraint.
 fn at_barrier<R>(th: Thread, f: impl FnOnce() -> R) -> R {
-    let ctx = th.ctx();
-    let prev =
-        (std::mem::replace(&mut ctx.tsc, std::ptr::null()), std::mem::replace(&mut ctx.at_barrier, true));
+    let ts = th.task_state();
+    let prev = (ts.replace_tsc(std::ptr::null()), ts.replace_at_barrier(true));
     let r = f();
-    let ctx = th.ctx();
-    (ctx.tsc, ctx.at_barrier) = prev;
+    ts.replace_tsc(prev.0);
+    ts.replace_at_barrier(prev.1);
     r
 }
 
@@ -197,7 +196,7 @@ pub fn taskgroup_cancelled(th: Thread) -> bool {
 /// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
 /// dependences name.
 pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
-    th.ctx().detach.wait(deps);
+    th.task_state().detach().wait(deps);
     let t = current(th);
     // SAFETY: only the task running on this thread touches its child map.
     let Some(map) = (unsafe { &*t.child_deps.get() }).as_deref() else {

@@ -5,6 +5,7 @@ pub mod cancel;
 pub mod dispatch;
 pub mod doacross;
 pub mod reduction;
+pub(crate) mod state;
 pub mod static_sched;
 
 use std::ffi::c_void;
@@ -65,7 +66,7 @@ pub fn static_init(
         _ => (th.tid(), th.team().nthreads),
     };
     let chunked = matches!(base, 33 | 65 | DISTRIBUTE_CHUNKED | 45);
-    th.ctx().ws_count += 1;
+    th.ws_state().next_construct();
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
     end_left_loop(th);
     oxiomp_instrument::worksharing_enter(what.worksharing(), ident, what.state());
@@ -143,9 +144,10 @@ pub fn team_static_init(th: Thread, lb: i128, ub: i128, incr: i128, chunk: i128)
 /// `ident`: as for [`static_init`].
 pub fn dispatch_init(th: Thread, ident: usize, sched: i32, lb: i128, ub: i128, st: i128, chunk: i64) -> bool {
     end_left_loop(th);
-    th.ctx().loop_open = true;
+    let ws = th.ws_state();
+    ws.replace_loop_open(true);
     // Sections handed out as a loop have no initialisation state (ovni's model has none).
-    let sections = th.ctx().sections_open;
+    let sections = ws.sections_open();
     if sections {
         oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::Sections, ident);
     } else {
@@ -160,17 +162,10 @@ pub fn dispatch_init(th: Thread, ident: usize, sched: i32, lb: i128, ub: i128, s
             let team = th.team();
             let (tid, nth) = (th.tid(), team.nthreads);
             let (kind, chunk) = dispatch::simd_adjust(sched, kind, over, chunk);
-            th.ctx().ws_count += 1;
-            team.ring().init(
-                &mut th.ctx().cursor,
-                kind,
-                lb,
-                ub,
-                if st == 0 { 1 } else { st },
-                chunk,
-                tid,
-                nth,
-            );
+            ws.next_construct();
+            ws.with_cursor(|c| {
+                team.ring().init(c, kind, lb, ub, if st == 0 { 1 } else { st }, chunk, tid, nth)
+            });
             true
         }
         None => false,
@@ -192,9 +187,9 @@ pub fn sections_dispatch_init(th: Thread, ident: usize, n: i32) {
 /// How the thread's dispatched loop is traced: its construct and the state of each chunk
 /// (sections handed out by `__kmpc_next_section` are chunks of such a loop).
 #[inline(always)]
-fn loop_trace(ctx: &crate::thread::Context) -> (oxiomp_instrument::Worksharing, oxiomp_instrument::State) {
+fn loop_trace(ws: &state::ThreadState) -> (oxiomp_instrument::Worksharing, oxiomp_instrument::State) {
     use oxiomp_instrument::{State, Worksharing};
-    if ctx.sections_open {
+    if ws.sections_open() {
         (Worksharing::Sections, State::Section)
     } else {
         (Worksharing::ForDynamic, State::DynamicForChunk)
@@ -205,30 +200,30 @@ fn loop_trace(ctx: &crate::thread::Context) -> (oxiomp_instrument::Worksharing, 
 /// `__kmpc_dispatch_deinit`) ends, for the trace, where the next worksharing construct begins.
 #[inline]
 pub(crate) fn end_left_loop(th: Thread) {
-    let ctx = th.ctx();
-    if std::mem::take(&mut ctx.chunk_open) {
-        oxiomp_instrument::leave_with(|| loop_trace(ctx).1);
+    let ws = th.ws_state();
+    if ws.replace_chunk_open(false) {
+        oxiomp_instrument::leave_with(|| loop_trace(ws).1);
     }
-    if std::mem::take(&mut ctx.loop_open) {
-        oxiomp_instrument::worksharing_end(loop_trace(ctx).0);
+    if ws.replace_loop_open(false) {
+        oxiomp_instrument::worksharing_end(loop_trace(ws).0);
     }
 }
 
 /// `__kmpc_dispatch_next_*`: the next chunk, or None when the thread is done with the loop.
 #[inline]
 pub fn dispatch_next(th: Thread) -> Option<Chunk> {
-    let was_open = std::mem::take(&mut th.ctx().chunk_open);
-    let c = th.team().ring().next(&mut th.ctx().cursor, th.tid());
-    let ctx = th.ctx();
+    let ws = th.ws_state();
+    let was_open = ws.replace_chunk_open(false);
+    let c = ws.with_cursor(|cur| th.team().ring().next(cur, th.tid()));
     // The previous chunk ends where the next begins (or the thread's part of the loop ends),
     // at one clock read taken once the next chunk is fetched: the fetch (an atomic add) is
     // in the previous chunk's state.
     if c.is_some() {
-        ctx.chunk_open = true;
-        oxiomp_instrument::again_with(was_open, || loop_trace(ctx).1);
+        ws.replace_chunk_open(true);
+        oxiomp_instrument::again_with(was_open, || loop_trace(ws).1);
     } else {
-        let ending = std::mem::take(&mut ctx.loop_open);
-        oxiomp_instrument::leave_part_with(was_open, ending, || loop_trace(ctx));
+        let ending = ws.replace_loop_open(false);
+        oxiomp_instrument::leave_part_with(was_open, ending, || loop_trace(ws));
     }
     c
 }
@@ -236,22 +231,22 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
 /// `__kmpc_dispatch_deinit`: the thread is done with its loop (also after a cancellation).
 pub fn dispatch_deinit(th: Thread) {
     end_left_loop(th);
-    th.team().ring().leave(&mut th.ctx().cursor);
+    th.ws_state().with_cursor(|c| th.team().ring().leave(c));
 }
 
 /// `__kmpc_ordered`.
 pub fn ordered_enter(th: Thread) {
-    th.team().ring().ordered_enter(&th.ctx().cursor);
+    th.ws_state().with_cursor(|c| th.team().ring().ordered_enter(c));
 }
 
 /// `__kmpc_end_ordered`.
 pub fn ordered_exit(th: Thread) {
-    th.team().ring().ordered_exit(&mut th.ctx().cursor);
+    th.ws_state().with_cursor(|c| th.team().ring().ordered_exit(c));
 }
 
 /// `__kmpc_dispatch_fini_*`: one iteration of an ordered loop is done.
 pub fn dispatch_fini(th: Thread) {
-    th.team().ring().iteration_done(&mut th.ctx().cursor);
+    th.ws_state().with_cursor(|c| th.team().ring().iteration_done(c));
 }
 
 /// `__kmpc_reduce[_nowait]`: see [`reduction`].
@@ -308,7 +303,7 @@ pub fn cancel(th: Thread, kind: i32) -> bool {
     }
     match kind {
         cancel::PARALLEL => th.team().cancel_region(th),
-        cancel::LOOP | cancel::SECTIONS => th.team().cancel_worksharing(th.ctx().ws_count),
+        cancel::LOOP | cancel::SECTIONS => th.team().cancel_worksharing(th.ws_state().constructs()),
         cancel::TASKGROUP => return crate::task::cancel_taskgroup(th),
         _ => return false,
     }
@@ -322,7 +317,7 @@ pub fn cancellation_point(th: Thread, kind: i32) -> bool {
     }
     match kind {
         cancel::PARALLEL => th.team().region_cancelled_for(th),
-        cancel::LOOP | cancel::SECTIONS => th.team().worksharing_cancelled(th.ctx().ws_count),
+        cancel::LOOP | cancel::SECTIONS => th.team().worksharing_cancelled(th.ws_state().constructs()),
         cancel::TASKGROUP => crate::task::taskgroup_cancelled(th),
         _ => false,
     }
@@ -341,33 +336,29 @@ pub fn cancel_barrier(th: Thread) -> bool {
 /// `__kmpc_doacross_init`: joins (or, first of the team, creates) the doacross state of the
 /// loop about to start.
 pub fn doacross_init(th: Thread, dims: &[doacross::Dim]) {
-    let key = th.ctx().ws_count;
+    let key = th.ws_state().constructs();
     let d = th.team().doacross_join(key, dims);
-    th.ctx().doacross = Some((key, d));
+    th.ws_state().set_doacross(key, d);
 }
 
 /// `__kmpc_doacross_wait`.
 pub fn doacross_wait(th: Thread, vec: &[i64]) {
-    if let Some((_, d)) = &th.ctx().doacross {
-        d.wait(vec);
-    }
+    th.ws_state().with_doacross(|d| d.wait(vec));
 }
 
 /// `__kmpc_doacross_post`.
 pub fn doacross_post(th: Thread, vec: &[i64]) {
-    if let Some((_, d)) = &th.ctx().doacross {
-        d.post(vec);
-    }
+    th.ws_state().with_doacross(|d| d.post(vec));
 }
 
 /// The number of dimensions of the thread's current doacross loop.
 pub fn doacross_dims(th: Thread) -> usize {
-    th.ctx().doacross.as_ref().map_or(0, |(_, d)| d.ndims())
+    th.ws_state().with_doacross(|d| d.ndims()).unwrap_or(0)
 }
 
 /// `__kmpc_doacross_fini`.
 pub fn doacross_fini(th: Thread) {
-    if let Some((key, _)) = th.ctx().doacross.take() {
+    if let Some(key) = th.ws_state().take_doacross() {
         th.team().doacross_leave(key);
     }
 }

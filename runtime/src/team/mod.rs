@@ -10,6 +10,8 @@
 //! its `joined` epoch (Release), which the primary waits for (Acquire) at the join. Between
 //! those two hand-overs the team is only read, so it needs no lock.
 
+mod fork_state;
+
 use std::ffi::c_void;
 
 use crate::barrier::Barrier;
@@ -20,6 +22,7 @@ use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::task::Task;
 use crate::thread::{Thread, ThreadDesc};
 use crossbeam_utils::CachePadded;
+pub(crate) use fork_state::ForkState;
 
 /// The code a team runs: `run(data, gtid, tid)` on every member.
 #[derive(Clone, Copy)]
@@ -422,23 +425,17 @@ impl Team {
     }
 
     /// Runs the implicit task of thread `tid` of this team on `th`, then restores nothing: the
-    /// caller restores its own context.
+    /// caller restores its own state.
     pub(crate) fn run_member(&self, th: Thread, tid: u32) {
         let placement = self.placement(tid);
-        {
-            let ctx = th.ctx();
-            ctx.team = self;
-            ctx.tid = tid;
-            ctx.icvs = self.icvs;
-            ctx.task = self.implicit_task(tid);
-            ctx.tsc = std::ptr::null();
-            ctx.at_barrier = false;
-            ctx.begin_implicit_task();
-            if let Some(p) = placement {
-                ctx.icvs.partition_start = p.partition_start;
-                ctx.icvs.partition_len = p.partition_len;
-                ctx.bind(p.place);
-            }
+        let mut icvs = self.icvs;
+        if let Some(p) = placement {
+            icvs.partition_start = p.partition_start;
+            icvs.partition_len = p.partition_len;
+        }
+        th.begin_implicit_task(self, tid, icvs);
+        if let Some(p) = placement {
+            th.bind(p.place);
         }
         display_affinity(th);
         oxiomp_instrument::enter_with(|| self.job.state());
@@ -533,7 +530,7 @@ pub fn fork(th: Thread, req: ForkRequest) {
 /// How many threads the next region gets, consuming the pushed clauses; reserves them in the
 /// contention group (the reservation is recorded on the team by `run_team`).
 fn decide_team(th: Thread) -> (u32, ProcBind) {
-    let strict = th.ctx().push_strict.take();
+    let strict = th.fork_state().take_strict();
     let (n, bind, requested) = decide_team_size(th);
     if let Some(s) = strict
         && n < requested
@@ -545,21 +542,21 @@ fn decide_team(th: Thread) -> (u32, ProcBind) {
 
 /// `decide_team` without the `strict` modifier: (threads, binding, threads requested).
 fn decide_team_size(th: Thread) -> (u32, ProcBind, u32) {
-    let ctx = th.ctx();
-    let requested = std::mem::take(&mut ctx.push_nthreads);
-    let bind = ctx.push_bind.take().unwrap_or(ctx.icvs.bind);
-    let requested = if requested > 0 { requested } else { ctx.icvs.nthreads };
+    let (fs, icvs) = (th.fork_state(), th.icvs());
+    let requested = fs.take_nthreads();
+    let bind = fs.take_bind().unwrap_or(icvs.bind);
+    let requested = if requested > 0 { requested } else { icvs.nthreads };
     let team = th.team();
-    if requested <= 1 || team.active_level >= ctx.icvs.max_active_levels {
+    if requested <= 1 || team.active_level >= icvs.max_active_levels {
         return (1, bind, requested);
     }
     let rt = Runtime::get();
     let mut n = requested;
-    if ctx.icvs.dynamic {
+    if icvs.dynamic {
         n = n.min(rt.num_procs());
     }
     // The contention group may not exceed thread-limit-var.
-    let limit = ctx.icvs.thread_limit.max(1);
+    let limit = icvs.thread_limit.max(1);
     // SAFETY: `cg` points at a counter owned by a leaked descriptor or by a team that
     // encloses this one, so it outlives this region.
     let cg = unsafe { &*team.cg };
@@ -578,20 +575,13 @@ fn decide_team_size(th: Thread) -> (u32, ProcBind, u32) {
 /// `league` is set) and joins it.
 fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool) {
     let rt = Runtime::get();
-    let (mut team, saved, level, child_icvs) = {
-        let ctx = th.ctx();
-        let parent = th.team();
-        let level = parent.level as usize;
-        if ctx.hot.len() <= level {
-            ctx.hot.resize_with(level + 1, || None);
-        }
-        let team = ctx.hot[level].take().unwrap_or_else(|| Box::new(Team::empty(ctx.icvs)));
-        (team, ctx.save(), level, ctx.child_icvs())
-    };
+    let level = th.team().level as usize;
+    let mut team = th.fork_state().take_hot(level).unwrap_or_else(|| Box::new(Team::empty(th.icvs())));
+    let (saved, child_icvs) = (th.save(), th.child_icvs());
     let wanted = n;
     {
         // SAFETY: the parent team encloses this region and outlives it.
-        let parent = unsafe { &*saved.team };
+        let parent = unsafe { &*saved.team() };
         let t = &mut *team;
         let (n, why) = t.resize(n.min(rt.thread_limit()), th.desc(), rt);
         if n < wanted {
@@ -605,8 +595,8 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         // A hot team usually gets the values it had in its last region. Each field is written
         // only when it changes: a line the master leaves clean stays valid in the workers'
         // caches, which then read it at the fork without fetching it again.
-        set(&mut t.parent, saved.team);
-        set(&mut t.parent_tid, saved.tid);
+        set(&mut t.parent, saved.team());
+        set(&mut t.parent_tid, saved.tid());
         set(&mut t.level, parent.level + 1);
         set(&mut t.active_level, parent.active_level + 1);
         set(&mut t.master_gtid, th.gtid());
@@ -632,7 +622,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         let master_place = if policy == ProcBind::False || nplaces == 0 {
             None
         } else {
-            Some(th.place().unwrap_or(saved.icvs.partition_start).min(nplaces - 1))
+            Some(th.place().unwrap_or(saved.icvs().partition_start).min(nplaces - 1))
         };
         set(&mut t.master_place, master_place);
     }
@@ -666,12 +656,8 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         unsafe { &*team.cg }.fetch_sub(team.primary.cg_reserved, Ordering::Release);
         team.primary.cg_reserved = 0;
     }
-    let ctx = th.ctx();
-    ctx.restore(saved);
-    if ctx.hot.len() <= level {
-        ctx.hot.resize_with(level + 1, || None);
-    }
-    if let Some(old) = ctx.hot[level].replace(team) {
+    th.restore(saved);
+    if let Some(old) = th.fork_state().keep_hot(level, team) {
         // A nested construct at the same level (a league's inner teams) left its own team here.
         rt.release_workers(old.workers());
     }
@@ -699,31 +685,28 @@ fn team_smaller(wanted: u32, got: u32, why: Option<crate::thread::SpawnError>) {
 /// Starts a serialized region (`if(0)`, or beyond max-active-levels): one thread, one more
 /// level, no more active levels.
 pub fn serialized_begin(th: Thread, ident: *const c_void) {
-    {
-        let ctx = th.ctx();
-        ctx.push_nthreads = 0;
-        ctx.push_bind = None;
-        ctx.push_strict = None;
-    }
+    let fs = th.fork_state();
+    fs.take_nthreads();
+    fs.take_bind();
+    fs.take_strict();
     serialized_begin_with(th, ident, 0);
 }
 
 fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
-    let ctx = th.ctx();
-    let depth = ctx.serial_saved.len();
-    if ctx.serial.len() <= depth {
-        ctx.serial.push(Box::new(Team::empty(ctx.icvs)));
-    }
-    // SAFETY: the current team encloses the new region and outlives it.
-    let parent = unsafe { &*ctx.team };
-    let icvs = ctx.child_icvs();
-    let t = &mut *ctx.serial[depth];
+    let parent = th.team();
+    let parent_ptr: *const Team = parent;
+    let icvs = th.child_icvs();
+    let t = th.fork_state().begin_serial(th.save(), icvs);
+    // SAFETY: the serialized regions' teams belong to this thread's fork state, each boxed (its
+    // address stable); the one for the new depth serves no region now (the region that used
+    // it last has ended), and only this thread touches it.
+    let t = unsafe { &mut *t };
     t.begin_region();
     t.members.clear();
     t.members.push(th.desc());
     t.nthreads = 1;
-    t.parent = ctx.team;
-    t.parent_tid = ctx.tid;
+    t.parent = parent_ptr;
+    t.parent_tid = th.tid();
     t.level = parent.level + 1;
     t.active_level = parent.active_level;
     t.master_gtid = th.gtid();
@@ -733,16 +716,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     t.ident = ident;
     t.icvs = icvs;
     t.cg = parent.cg;
-    let tp: *const Team = t;
-    let tp_task = t.implicit_task(0);
-    ctx.serial_saved.push(ctx.save());
-    ctx.team = tp;
-    ctx.tid = 0;
-    ctx.icvs = icvs;
-    ctx.task = tp_task;
-    ctx.tsc = std::ptr::null();
-    ctx.at_barrier = false;
-    ctx.begin_implicit_task();
+    th.begin_implicit_task(t, 0, icvs);
     display_affinity(th);
 }
 
@@ -750,23 +724,22 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
 #[inline]
 fn display_affinity(th: Thread) {
     if crate::affinity_format::displaying() {
-        // Taken out of the context: the line's fields read the context too.
-        let mut last = th.ctx().last_affinity.take();
+        // Taken out of the thread's state: the line's fields read that state too.
+        let mut last = th.take_last_affinity();
         crate::affinity_format::display_if_changed(&mut last);
-        th.ctx().last_affinity = last;
+        th.set_last_affinity(last);
     }
 }
 
 /// Ends the innermost serialized region. Returns false (and changes nothing) if there is none.
 pub fn serialized_end(th: Thread) -> bool {
-    if th.ctx().serial_saved.is_empty() {
+    if !th.fork_state().in_serial() {
         return false;
     }
     th.team().finish_tasks(th);
-    let ctx = th.ctx();
-    match ctx.serial_saved.pop() {
+    match th.fork_state().end_serial() {
         Some(s) => {
-            ctx.restore(s);
+            th.restore(s);
             true
         }
         None => false,
@@ -783,7 +756,7 @@ struct League {
 /// team and the initial thread of its own contention group of at most `thread_limit` threads.
 pub fn fork_teams(th: Thread, req: ForkRequest) {
     let rt = Runtime::get();
-    let (nt, tl) = std::mem::take(&mut th.ctx().push_teams);
+    let (nt, tl) = th.fork_state().take_teams();
     let nteams = if nt > 0 { nt } else { crate::query::max_teams().max(1) as u32 };
     let default_limit = crate::query::teams_thread_limit();
     let limit = if tl > 0 {
@@ -793,9 +766,7 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
     } else {
         (rt.num_procs() / nteams).max(1)
     };
-    let (parent_team, icvs) = (th.ctx().team, *th.icvs());
-    // SAFETY: the current team encloses the construct.
-    let parent = unsafe { &*parent_team };
+    let (parent, icvs) = (th.team(), th.icvs());
     let mut league = League { teams: Vec::with_capacity(nteams as usize), user: req.job };
     // With binding in force, the teams divide the encountering thread's place partition as a
     // parallel region's threads would (KMP_TEAMS_PROC_BIND, spread by default); each team's
@@ -866,49 +837,35 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
 /// # Safety
 /// As for `run_league_member`.
 unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
-    let saved = {
-        let ctx = th.ctx();
-        let s = ctx.save();
-        ctx.team = t;
-        ctx.tid = 0;
-        ctx.icvs = t.icvs;
-        ctx.task = t.implicit_task(0);
-        ctx.tsc = std::ptr::null();
-        ctx.at_barrier = false;
-        ctx.begin_implicit_task();
-        if let Some(p) = t.master_place {
-            ctx.bind(p);
-        }
-        s
-    };
+    let saved = th.save();
+    th.begin_implicit_task(t, 0, t.icvs);
+    if let Some(p) = t.master_place {
+        th.bind(p);
+    }
     oxiomp_instrument::user_microtask_enter();
     // SAFETY: as in `Team::run_member`.
     unsafe { (league.user.run)(league.user.data, gtid, 0) };
     crate::worksharing::end_left_loop(th);
     oxiomp_instrument::user_microtask_exit();
     t.finish_tasks(th);
-    th.ctx().restore(saved);
+    th.restore(saved);
 }
 
 /// Whether the calling thread executes the `single` construct it has reached.
 pub fn single(th: Thread) -> bool {
-    let ctx = th.ctx();
-    ctx.singles += 1;
-    let k = ctx.singles;
+    let k = th.ws_state().next_single();
     th.team().claim_single(k)
 }
 
 /// `num_threads(n)` for the next region the thread encounters.
 pub fn push_num_threads(th: Thread, n: u32) {
-    th.ctx().push_nthreads = n;
+    th.fork_state().push_nthreads(n, &[]);
 }
 
 /// `num_threads(n1, n2, ...)` for the next region the thread encounters: n1 threads, and
 /// nthreads-var n2, ... in the region and the levels below it (`list` is not empty).
 pub fn push_num_threads_list(th: Thread, list: &[u32]) {
-    let ctx = th.ctx();
-    ctx.push_nthreads = list[0];
-    ctx.push_nthreads_rest = intern(&list[1..]);
+    th.fork_state().push_nthreads(list[0], intern(&list[1..]));
 }
 
 /// A `num_threads` list as nthreads-var holds one: for the program's lifetime, each distinct
@@ -952,17 +909,17 @@ impl Strict {
 
 /// Marks the next region's `num_threads` clause `strict` (after `push_num_threads*`).
 pub fn push_strict(th: Thread, strict: Strict) {
-    th.ctx().push_strict = Some(Box::new(strict));
+    th.fork_state().push_strict(Some(Box::new(strict)));
 }
 
 /// `proc_bind(b)` for the next region the thread encounters.
 pub fn push_proc_bind(th: Thread, b: ProcBind) {
-    th.ctx().push_bind = Some(b);
+    th.fork_state().push_bind(Some(b));
 }
 
 /// `num_teams(n) thread_limit(t)` for the next teams construct (0 = clause absent).
 pub fn push_num_teams(th: Thread, num_teams: u32, thread_limit: u32) {
-    th.ctx().push_teams = (num_teams, thread_limit);
+    th.fork_state().push_teams((num_teams, thread_limit));
 }
 
 /// Runs `f(tid)` on a team of threads (the team size follows the ICVs and `num_threads`), a
@@ -975,7 +932,7 @@ pub fn parallel<F: Fn(u32) + Sync>(num_threads: Option<u32>, f: F) {
     }
     let th = Thread::current();
     if let Some(n) = num_threads {
-        th.ctx().push_nthreads = n;
+        th.fork_state().push_nthreads(n, &[]);
     }
     let job = Job { run: trampoline::<F>, data: &f as *const F as *const (), entry: 0, internal: false };
     fork(th, ForkRequest::new(job, std::ptr::null()));

@@ -1,0 +1,160 @@
+//! What each thread keeps for the regions it forks: the teams it keeps for the next fork at
+//! each level ("hot" teams), the teams of its serialized regions, and the clauses pushed for
+//! its next fork (`num_threads`, `proc_bind`, `num_teams`/`thread_limit`). Only the owning
+//! thread touches it (through `Thread::fork_state`): `Cell`s, and `RefCell`s for the growable
+//! parts, each borrowed only inside one method of this module (no borrow outlives a call, so
+//! none can overlap another).
+
+use std::cell::{Cell, RefCell};
+
+use super::{Strict, Team};
+use crate::icv::ProcBind;
+use crate::thread::Saved;
+
+/// A thread's fork state.
+#[derive(Default)]
+pub(crate) struct ForkState {
+    /// Teams this thread is the primary thread of, kept for the next fork at the same level.
+    hot: RefCell<Vec<Option<Box<Team>>>>,
+    /// The serialized regions.
+    serial: RefCell<Serial>,
+    /// `num_threads` clause pushed for the next fork (0 = none).
+    push_nthreads: Cell<u32>,
+    /// The rest of a `num_threads` list pushed for the next fork: nthreads-var of the region's
+    /// implicit tasks and of the levels below (empty: no list).
+    push_nthreads_rest: Cell<&'static [u32]>,
+    /// The `strict` modifier pushed with `num_threads` for the next fork.
+    push_strict: Cell<Option<Box<Strict>>>,
+    /// `proc_bind` clause pushed for the next fork.
+    push_bind: Cell<Option<ProcBind>>,
+    /// `num_teams` / `thread_limit` pushed for the next teams construct (0 = none).
+    push_teams: Cell<(u32, u32)>,
+}
+
+/// The teams of serialized regions, one per serialized nesting depth, reused, and what the
+/// open ones saved, innermost last.
+#[derive(Default)]
+struct Serial {
+    /// Boxed: threads hold pointers to them while the vector may grow.
+    #[allow(clippy::vec_box)]
+    teams: Vec<Box<Team>>,
+    saved: Vec<Saved>,
+}
+
+impl ForkState {
+    /// A fresh state for the next thread a descriptor serves; the serialized regions' teams
+    /// are kept (they belong to the descriptor). `drop_old`: the rest is dropped (false:
+    /// forgotten, in a fork's child, where a vanished thread may have left it half-written;
+    /// the serialized teams too).
+    pub(crate) fn restart(&self, drop_old: bool) {
+        let old =
+            (self.hot.take(), std::mem::take(&mut self.serial.borrow_mut().saved), self.push_strict.take());
+        if drop_old {
+            drop(old);
+        } else {
+            std::mem::forget(old);
+            std::mem::forget(self.serial.take());
+        }
+        self.push_nthreads.set(0);
+        self.push_nthreads_rest.set(&[]);
+        self.push_bind.set(None);
+        self.push_teams.set((0, 0));
+    }
+
+    /// The team kept for a fork at `level`, if any (taken: give it back with
+    /// [`ForkState::keep_hot`]).
+    #[inline]
+    pub(crate) fn take_hot(&self, level: usize) -> Option<Box<Team>> {
+        self.hot.borrow_mut().get_mut(level).and_then(Option::take)
+    }
+
+    /// Keeps `team` for the next fork at `level`; returns the team kept there before, if any.
+    #[inline]
+    pub(crate) fn keep_hot(&self, level: usize, team: Box<Team>) -> Option<Box<Team>> {
+        let mut hot = self.hot.borrow_mut();
+        if hot.len() <= level {
+            hot.resize_with(level + 1, || None);
+        }
+        hot[level].replace(team)
+    }
+
+    /// All the teams kept for later forks (the thread ends or pauses).
+    #[inline]
+    pub(crate) fn take_all_hot(&self) -> Vec<Option<Box<Team>>> {
+        self.hot.take()
+    }
+
+    /// Whether a serialized region is open on this thread.
+    #[inline]
+    pub(crate) fn in_serial(&self) -> bool {
+        !self.serial.borrow().saved.is_empty()
+    }
+
+    /// A serialized region begins, saving `s` to restore at its end: the team it runs on (the
+    /// one for its depth, made the first time with `icvs`), boxed and kept by this state, so
+    /// its address is stable while the region runs.
+    #[inline]
+    pub(crate) fn begin_serial(&self, s: Saved, icvs: crate::icv::Icvs) -> *mut Team {
+        let mut serial = self.serial.borrow_mut();
+        let depth = serial.saved.len();
+        serial.saved.push(s);
+        if serial.teams.len() <= depth {
+            serial.teams.push(Box::new(Team::empty(icvs)));
+        }
+        &mut *serial.teams[depth]
+    }
+
+    /// The innermost serialized region ends: what it saved.
+    #[inline]
+    pub(crate) fn end_serial(&self) -> Option<Saved> {
+        self.serial.borrow_mut().saved.pop()
+    }
+
+    /// Takes the `num_threads` pushed for the next fork (0: none).
+    #[inline]
+    pub(crate) fn take_nthreads(&self) -> u32 {
+        self.push_nthreads.take()
+    }
+
+    /// Takes the rest of a `num_threads` list pushed for the next fork.
+    #[inline]
+    pub(crate) fn take_nthreads_rest(&self) -> &'static [u32] {
+        self.push_nthreads_rest.take()
+    }
+
+    #[inline]
+    pub(crate) fn push_nthreads(&self, n: u32, rest: &'static [u32]) {
+        self.push_nthreads.set(n);
+        self.push_nthreads_rest.set(rest);
+    }
+
+    #[inline]
+    pub(crate) fn take_strict(&self) -> Option<Box<Strict>> {
+        self.push_strict.take()
+    }
+
+    #[inline]
+    pub(crate) fn push_strict(&self, s: Option<Box<Strict>>) {
+        self.push_strict.set(s);
+    }
+
+    #[inline]
+    pub(crate) fn take_bind(&self) -> Option<ProcBind> {
+        self.push_bind.take()
+    }
+
+    #[inline]
+    pub(crate) fn push_bind(&self, b: Option<ProcBind>) {
+        self.push_bind.set(b);
+    }
+
+    #[inline]
+    pub(crate) fn take_teams(&self) -> (u32, u32) {
+        self.push_teams.take()
+    }
+
+    #[inline]
+    pub(crate) fn push_teams(&self, v: (u32, u32)) {
+        self.push_teams.set(v);
+    }
+}
