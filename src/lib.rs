@@ -3,5 +3,7 @@
 //! `oxiomp-runtime`, the C ABI is `oxiomp-kmp-abi`, the variadic fork entries are the C/asm shim
 //! that `build.rs` compiles.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub use oxiomp_kmp_abi as abi;
 pub use oxiomp_runtime as runtime;

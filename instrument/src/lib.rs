@@ -11,6 +11,8 @@
 //! `OMP_OVNI=1` the [`ovni`] recorder writes every thread's events as ovni streams; [`trace`]
 //! reads them back (the `oxiomp-trace` tool) and [`format`] is the binary format both share.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod format;
 pub mod ovni;
 pub mod tls;

@@ -6,6 +6,8 @@
 //! A Rust panic never unwinds out of these functions: a panic inside an `extern "C"` function
 //! aborts the process (Rust >= 1.81), and release builds use `panic = "abort"` anyway.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod api;
 pub mod extensions;
 pub mod lock;

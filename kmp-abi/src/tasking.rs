@@ -329,31 +329,35 @@ fn specs<R>(num: i32, data: *mut c_void, f: impl Fn(&R) -> ItemSpec) -> Vec<Item
 }
 
 fn specs_new(num: i32, data: *mut c_void) -> Vec<ItemSpec> {
-    // SAFETY (func): the record's function fields have the documented signatures.
-    specs(num, data, |d: &TaskredInput| unsafe {
-        ItemSpec {
-            shar: d.shar,
-            orig: if d.orig.is_null() { d.shar } else { d.orig },
-            size: d.size,
-            init: func(d.init).map_or(Init::Zero, Init::WithOrig),
-            fini: func(d.fini),
-            comb: func(d.comb),
-            lazy: d.flags & 1 != 0,
+    specs(num, data, |d: &TaskredInput| {
+        // SAFETY: (of `func`) the record's function fields have the documented signatures.
+        unsafe {
+            ItemSpec {
+                shar: d.shar,
+                orig: if d.orig.is_null() { d.shar } else { d.orig },
+                size: d.size,
+                init: func(d.init).map_or(Init::Zero, Init::WithOrig),
+                fini: func(d.fini),
+                comb: func(d.comb),
+                lazy: d.flags & 1 != 0,
+            }
         }
     })
 }
 
 fn specs_old(num: i32, data: *mut c_void) -> Vec<ItemSpec> {
-    // SAFETY (func): as in `specs_new`, for the older record.
-    specs(num, data, |d: &TaskRedInput| unsafe {
-        ItemSpec {
-            shar: d.shar,
-            orig: d.shar,
-            size: d.size,
-            init: func(d.init).map_or(Init::Zero, Init::Plain),
-            fini: func(d.fini),
-            comb: func(d.comb),
-            lazy: d.flags & 1 != 0,
+    specs(num, data, |d: &TaskRedInput| {
+        // SAFETY: (of `func`) as in `specs_new`, for the older record.
+        unsafe {
+            ItemSpec {
+                shar: d.shar,
+                orig: d.shar,
+                size: d.size,
+                init: func(d.init).map_or(Init::Zero, Init::Plain),
+                fini: func(d.fini),
+                comb: func(d.comb),
+                lazy: d.flags & 1 != 0,
+            }
         }
     })
 }

@@ -9,6 +9,8 @@
 //! nonmonotonic loops' chunk blocks, the loop slots' gate, the futex mutex under the locks;
 //! and `barrier`) are built, for the model checker.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 #[cfg(not(loom))]
 pub mod affinity_format;
 #[cfg(not(loom))]

@@ -14,6 +14,8 @@
 //! could not run (bad usage, DIR holds no trace, a stream that cannot be read for a view, an
 //! output that cannot be written).
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -229,8 +229,10 @@ impl Stream {
     #[inline]
     pub(super) fn cursor(&self, len: usize) -> *mut u8 {
         // Relaxed: only the owner changes `cur`, and this is the owner.
-        // SAFETY (of the add): callers keep len + event size within BUF_BYTES.
-        unsafe { self.cur.load(Ordering::Relaxed).add(len) }
+        let cur = self.cur.load(Ordering::Relaxed);
+        // SAFETY: `cur` is the start of the active buffer (BUF_BYTES long), and callers keep
+        // len + event size within BUF_BYTES.
+        unsafe { cur.add(len) }
     }
 
     /// Takes `file`'s lock (waiting for it).

@@ -224,7 +224,7 @@ fn system_alloc(l: Layout) -> *mut u8 {
 /// own cache.
 #[inline]
 pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
-    // SAFETY (all below): per the contract, the block is ours to give back.
+    // SAFETY: per the contract, the block is ours to give back.
     let Some(home) = (unsafe { home_or_dealloc(b, size) }) else {
         return;
     };
@@ -232,6 +232,7 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
         Some(c) => c.owns(home),
         None => crate::thread::Thread::peek().is_some_and(|th| th.desc().task_cache().owns(home)),
     };
+    // SAFETY: as above; `mine` says whether `home` is the calling thread's own cache.
     unsafe { give_back(b, home, mine) }
 }
 
@@ -242,11 +243,12 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
 /// As for [`free`], and `b` came from `mine.alloc`.
 #[inline(always)]
 pub(crate) unsafe fn free_own(b: Block, size: usize, mine: &BlockCache) {
-    // SAFETY (all below): per the contract, the block is ours to give back.
+    // SAFETY: per the contract, the block is ours to give back.
     let Some(home) = (unsafe { home_or_dealloc(b, size) }) else {
         return;
     };
     debug_assert!(mine.owns(home), "free_own: the block is another thread's");
+    // SAFETY: as above; per the contract, `home` is the calling thread's own cache.
     unsafe { give_back(b, home, true) }
 }
 
@@ -331,9 +333,10 @@ mod tests {
         let x = a.alloc(300);
         // SAFETY: an unused block of `a`; the caller claims to own `b` (it is this thread).
         unsafe { free(x, 300, Some(b)) };
-        // SAFETY: this thread is the owner of both caches in this test.
         let c = class_of(300).unwrap();
+        // SAFETY: this thread is the owner of both caches in this test.
         assert!(unsafe { &*b.classes[c].local.get() }.head.is_null(), "not on b's list");
+        // SAFETY: as above.
         assert!(unsafe { &*a.classes[c].local.get() }.head.is_null(), "not on a's local list");
         assert_eq!(a.alloc(300).ptr, x.ptr, "back to a through its remote stack");
     }
@@ -397,12 +400,9 @@ mod tests {
         free_300_elsewhere(cache, blocks.clone());
         let got = cache.alloc(300).ptr as usize;
         assert_eq!(got, blocks[4], "the last block pushed is on top");
+        let local = cache.classes[class_of(300).unwrap()].local.get();
         // SAFETY: this thread is the cache's owner in this test.
-        assert_eq!(
-            unsafe { &*cache.classes[class_of(300).unwrap()].local.get() }.len,
-            4,
-            "the adopted list counts the rest"
-        );
+        assert_eq!(unsafe { &*local }.len, 4, "the adopted list counts the rest");
         let mut rest: Vec<usize> = (0..4).map(|_| cache.alloc(300).ptr as usize).collect();
         rest.reverse();
         assert_eq!(rest, blocks[..4], "then the others, newest first");

@@ -367,9 +367,10 @@ fn count_new(t: &Task) {
 /// Enters `t` in its parent's dependence map; true if it is ready now.
 fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
     deps::merge(deps);
-    // SAFETY: the parent is the task running on this thread (it generates `t`); only it
-    // touches its child map.
+    // SAFETY: the parent is the task running on this thread (it generates `t`), alive.
     let parent = unsafe { &*t.parent };
+    // SAFETY: only the task running on this thread touches its child map, and no other
+    // reference to the map lives across this call.
     let map = unsafe { &mut *parent.child_deps.get() }.get_or_insert_with(Default::default);
     let mutexes = map.register(t, deps);
     if !mutexes.is_empty() {

@@ -315,9 +315,9 @@ fn spawn_range(th: Thread, l: &Loop, k0: u64, k1: u64) {
 }
 
 unsafe extern "C" fn run_range_task(gtid: i32, kt: *mut KmpTask) -> i32 {
+    let th = Thread::from_gtid(gtid);
     // SAFETY: `spawn_range` wrote a RangeTask; the task is a user of the loop until its
     // destructors run (`release_range_task`), after this.
-    let th = Thread::from_gtid(gtid);
     unsafe {
         let r = kt as *const RangeTask;
         run_range(th, &*(*r).lp, (*r).k0, (*r).k1);

@@ -10,9 +10,10 @@ pub fn run_one(th: Thread) -> bool {
     let anchor = ts.tsc();
     let pool = th.team().tasks();
     let allowed = |r: TaskRef| {
-        // SAFETY: queued tasks are alive; the anchor is a task suspended on this thread.
+        // SAFETY: queued tasks are alive.
         let c = unsafe { &*r.0 };
         // Untied tasks too: a frame blocked on this thread's stack cannot move (README §6).
+        // SAFETY: the anchor is null or a task suspended on this thread, alive.
         unsafe { anchor.as_ref() }.is_none_or(|a| c.descends_from(a))
     };
     let (mut rng, mut refused) = ts.search();
