@@ -109,6 +109,88 @@ pub(crate) struct Slot {
 // `ready(k)`, and nobody writes it again until every reader has left (`sync/slot_gate.rs`).
 unsafe impl Sync for Slot {}
 
+impl Params {
+    /// One balanced block per thread, in whole units of `unit` iterations (1, or the simd
+    /// width): the calling thread's, the first time it asks.
+    #[inline]
+    fn static_block(&self, cur: &mut Cursor, tid: u32, unit: u64) -> Option<(u64, u64)> {
+        if cur.next_chunk != tid as u64 {
+            return None;
+        }
+        cur.next_chunk += self.nth as u64;
+        let (first_unit, units) = balanced_block(self.tc.div_ceil(unit), self.nth, tid);
+        let first = first_unit.saturating_mul(unit);
+        (units > 0 && first < self.tc)
+            .then(|| (first, first.saturating_add(units.saturating_mul(unit)).min(self.tc)))
+    }
+
+    /// Round-robin chunks of `chunk` iterations: the calling thread's next one.
+    #[inline]
+    fn static_chunk(&self, cur: &mut Cursor) -> Option<(u64, u64)> {
+        let c = cur.next_chunk;
+        cur.next_chunk += self.nth as u64;
+        let first = c.saturating_mul(self.chunk);
+        (first < self.tc).then(|| (first, first.saturating_add(self.chunk).min(self.tc)))
+    }
+}
+
+impl Slot {
+    /// Monotonic dynamic: the next `chunk` iterations of the shared counter.
+    #[inline]
+    fn dynamic_chunk(&self, p: &Params) -> Option<(u64, u64)> {
+        // Relaxed: the counter only divides the work; the loop's data is ordered by the
+        // construct's barrier, and the parameters by the Acquire in `init`.
+        let first = self.next.fetch_add(p.chunk, Ordering::Relaxed);
+        (first < p.tc).then(|| (first, first.saturating_add(p.chunk).min(p.tc)))
+    }
+
+    /// Nonmonotonic dynamic: a chunk of the thread's own block, or one stolen.
+    #[inline]
+    fn stolen_chunk(&self, p: &Params, tid: u32) -> Option<(u64, u64)> {
+        chunk_blocks::take_one(&self.blocks, tid, p.nth).map(|c| {
+            let first = c * p.chunk;
+            (first, first.saturating_add(p.chunk).min(p.tc))
+        })
+    }
+
+    /// Nonmonotonic guided: half of the thread's own block, or half of one stolen.
+    #[inline]
+    fn stolen_half(&self, p: &Params, tid: u32) -> Option<(u64, u64)> {
+        chunk_blocks::take_half(&self.blocks, tid, p.nth)
+            .map(|(c, e)| (c * p.chunk, e.saturating_mul(p.chunk).min(p.tc)))
+    }
+
+    /// Trapezoidal: the next chunk number of the shared counter, its bounds by formula.
+    #[inline]
+    fn trapezoid_chunk(&self, p: &Params) -> Option<(u64, u64)> {
+        // Relaxed: as for dynamic (here the counter numbers chunks).
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        let first = p.trapezoid.start(i);
+        (first < p.tc).then(|| (first, p.trapezoid.start(i + 1).min(p.tc)))
+    }
+
+    /// Monotonic guided: a share of what is left (at least `chunk`; whole multiples of it for
+    /// the simd kind), taken from the shared counter.
+    #[inline]
+    fn guided_chunk(&self, p: &Params) -> Option<(u64, u64)> {
+        let mut first = self.next.load(Ordering::Relaxed);
+        loop {
+            if first >= p.tc {
+                return None;
+            }
+            let rem = p.tc - first;
+            let size = (rem / (2 * p.nth as u64)).max(p.chunk);
+            let size = if p.kind == Kind::GuidedSimd { size.next_multiple_of(p.chunk) } else { size };
+            let size = size.min(rem);
+            // Relaxed: as for dynamic.
+            match self.next.compare_exchange_weak(first, first + size, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some((first, first + size)),
+                Err(now) => first = now,
+            }
+        }
+    }
+}
+
 /// One team's ring of slots.
 pub(crate) struct Ring {
     slots: Box<[Slot]>,
@@ -165,6 +247,23 @@ pub struct Cursor {
     ord_cur: u64,
     ord_end: u64,
     ord_passed: bool,
+}
+
+impl Cursor {
+    /// Iterations `first..end` of loop `p` go to this thread: the ordered state follows them,
+    /// and the chunk is given in the loop's own values.
+    #[inline]
+    fn hand_out(&mut self, p: &Params, first: u64, end: u64) -> Chunk {
+        self.ord_cur = first;
+        self.ord_end = end;
+        self.ord_passed = false;
+        self.took_last = end == p.tc;
+        // `as i64` keeps the low 64 bits (see `Chunk`).
+        let (lb, st) = (p.lb as i64, p.st as i64);
+        let lower = lb.wrapping_add((first as i64).wrapping_mul(st));
+        let upper = lb.wrapping_add(((end - 1) as i64).wrapping_mul(st));
+        Chunk { lower, upper, stride: st, last: end == p.tc }
+    }
 }
 
 /// A chunk handed out: iteration values `lower..=upper` and the step, in the loop's own
@@ -236,7 +335,9 @@ impl Ring {
     }
 
     /// The calling thread's next chunk of its current loop, or None when it has none left (it
-    /// then leaves the loop).
+    /// then leaves the loop). Each schedule kind finds the chunk's iteration range
+    /// (`first..end`, as indices from 0) in a method of its own on the slot.
+    #[inline]
     pub(crate) fn next(&self, cur: &mut Cursor, tid: u32) -> Option<Chunk> {
         if !cur.active || cur.left {
             return None;
@@ -245,96 +346,22 @@ impl Ring {
             self.leave(cur);
             return None;
         }
-        let k = cur.loops.wrapping_sub(1);
-        let slot = self.slot(k);
+        let slot = self.slot(cur.loops.wrapping_sub(1));
         // SAFETY: the slot is ready(k) (we saw it in `init`) and we have not left it, so the
         // parameters are stable.
         let p = unsafe { &*slot.params.get() };
         let range = match p.kind {
-            Kind::Static if p.chunk == 0 => {
-                // One balanced block per thread.
-                if cur.next_chunk != tid as u64 {
-                    None
-                } else {
-                    cur.next_chunk += p.nth as u64;
-                    let (first, count) = balanced_block(p.tc, p.nth, tid);
-                    (count > 0).then(|| (first, first + count))
-                }
-            }
-            Kind::StaticSimd => {
-                // As one balanced block per thread, over units of `chunk` iterations.
-                if cur.next_chunk != tid as u64 {
-                    None
-                } else {
-                    cur.next_chunk += p.nth as u64;
-                    let (unit, count) = balanced_block(p.tc.div_ceil(p.chunk), p.nth, tid);
-                    let first = unit.saturating_mul(p.chunk);
-                    (count > 0 && first < p.tc)
-                        .then(|| (first, first.saturating_add(count.saturating_mul(p.chunk)).min(p.tc)))
-                }
-            }
-            Kind::Static => {
-                let c = cur.next_chunk;
-                cur.next_chunk += p.nth as u64;
-                let first = c.saturating_mul(p.chunk);
-                (first < p.tc).then(|| (first, first.saturating_add(p.chunk).min(p.tc)))
-            }
-            Kind::Dynamic => {
-                // Relaxed: the counter only divides the work; the loop's data is ordered by the
-                // construct's barrier, and the parameters by the Acquire in `init`.
-                let first = slot.next.fetch_add(p.chunk, Ordering::Relaxed);
-                (first < p.tc).then(|| (first, first.saturating_add(p.chunk).min(p.tc)))
-            }
-            Kind::Steal => {
-                let c = chunk_blocks::take_one(&slot.blocks, tid, p.nth);
-                c.map(|c| {
-                    let first = c * p.chunk;
-                    (first, first.saturating_add(p.chunk).min(p.tc))
-                })
-            }
-            Kind::GuidedSteal => chunk_blocks::take_half(&slot.blocks, tid, p.nth)
-                .map(|(c, e)| (c * p.chunk, e.saturating_mul(p.chunk).min(p.tc))),
-            Kind::Trapezoidal => {
-                // Relaxed: as for dynamic (here the counter numbers chunks).
-                let i = slot.next.fetch_add(1, Ordering::Relaxed);
-                let first = p.trapezoid.start(i);
-                (first < p.tc).then(|| (first, p.trapezoid.start(i + 1).min(p.tc)))
-            }
-            Kind::Guided | Kind::GuidedSimd => {
-                let mut first = slot.next.load(Ordering::Relaxed);
-                loop {
-                    if first >= p.tc {
-                        break None;
-                    }
-                    let rem = p.tc - first;
-                    let size = (rem / (2 * p.nth as u64)).max(p.chunk);
-                    let size = if p.kind == Kind::GuidedSimd { size.next_multiple_of(p.chunk) } else { size };
-                    let size = size.min(rem);
-                    // Relaxed: as for dynamic.
-                    match slot.next.compare_exchange_weak(
-                        first,
-                        first + size,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
-                        Ok(_) => break Some((first, first + size)),
-                        Err(now) => first = now,
-                    }
-                }
-            }
+            Kind::Static if p.chunk == 0 => p.static_block(cur, tid, 1),
+            Kind::StaticSimd => p.static_block(cur, tid, p.chunk),
+            Kind::Static => p.static_chunk(cur),
+            Kind::Dynamic => slot.dynamic_chunk(p),
+            Kind::Steal => slot.stolen_chunk(p, tid),
+            Kind::GuidedSteal => slot.stolen_half(p, tid),
+            Kind::Trapezoidal => slot.trapezoid_chunk(p),
+            Kind::Guided | Kind::GuidedSimd => slot.guided_chunk(p),
         };
         match range {
-            Some((first, end)) => {
-                cur.ord_cur = first;
-                cur.ord_end = end;
-                cur.ord_passed = false;
-                cur.took_last = end == p.tc;
-                // `as i64` keeps the low 64 bits (see `Chunk`).
-                let (lb, st) = (p.lb as i64, p.st as i64);
-                let lower = lb.wrapping_add((first as i64).wrapping_mul(st));
-                let upper = lb.wrapping_add(((end - 1) as i64).wrapping_mul(st));
-                Some(Chunk { lower, upper, stride: st, last: end == p.tc })
-            }
+            Some((first, end)) => Some(cur.hand_out(p, first, end)),
             None => {
                 self.leave(cur);
                 None
