@@ -178,14 +178,15 @@ pub extern "C" fn omp_display_env(verbose: c_int) {
 /// `omp_pause_hard` = 2 release the same here: the idle workers' threads end, and the next
 /// region starts threads again; threadprivate data stays). 0 on success.
 fn pause(call: &str, kind: c_int, device: c_int) -> c_int {
-    let what = if !(1..=2).contains(&kind) {
-        Err("the kind must be omp_pause_soft or omp_pause_hard; nothing paused")
-    } else if device != INITIAL_DEVICE && device != -1 {
-        Err("no such device (only the host, omp_get_initial_device()); nothing paused")
-    } else {
-        Runtime::get().pause(oxiomp_runtime::Thread::current())
-    };
-    match what {
+    if !(1..=2).contains(&kind) {
+        misuse(call, "the kind must be omp_pause_soft or omp_pause_hard; nothing paused");
+        return 1;
+    }
+    if device != INITIAL_DEVICE && device != -1 {
+        misuse(call, "no such device (only the host, omp_get_initial_device()); nothing paused");
+        return 1;
+    }
+    match Runtime::get().pause(oxiomp_runtime::Thread::current()) {
         Ok(()) => 0,
         Err(e) => {
             misuse(call, e);

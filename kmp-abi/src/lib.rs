@@ -7,6 +7,11 @@
 //! aborts the process (Rust >= 1.81), and release builds use `panic = "abort"` anyway.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
+// The entries are safe `extern "C"` functions that take the compiler's raw pointers: turning one
+// into a reference is this crate's job, done once at the entry, inside an `unsafe` block that
+// states what the compiler guarantees (`undocumented_unsafe_blocks` keeps that so). The
+// engine's functions take references and typed handles only.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod api;
 pub mod extensions;
@@ -84,7 +89,7 @@ static REPORTS: AtomicU32 = AtomicU32::new(0);
 
 /// Reports a misuse of the API, naming the routine: one line on stderr.
 #[cold]
-pub(crate) fn misuse(call: &str, what: &str) {
+pub(crate) fn misuse(call: &str, what: impl std::fmt::Display) {
     // Relaxed: a plain counter.
     let n = REPORTS.fetch_add(1, Ordering::Relaxed);
     if n < MAX_REPORTS {
@@ -96,7 +101,7 @@ pub(crate) fn misuse(call: &str, what: &str) {
 
 /// Reports a misuse after which the program cannot go on correctly, and aborts.
 #[cold]
-pub(crate) fn fatal(call: &str, what: &str) -> ! {
+pub(crate) fn fatal(call: &str, what: impl std::fmt::Display) -> ! {
     oxiomp_runtime::stderr_line(format_args!("oxiomp: error: {call}: {what}; aborting"));
     std::process::abort()
 }

@@ -169,7 +169,7 @@ unsafe fn init_allocator(call: &str, memspace: usize, ntraits: c_int, traits: *c
             .collect()
     };
     al::init(memspace, &list).unwrap_or_else(|e| {
-        misuse(call, &format!("{e}; returning omp_null_allocator"));
+        misuse(call, format!("{e}; returning omp_null_allocator"));
         al::NULL_ALLOCATOR
     })
 }

@@ -17,13 +17,17 @@ pub struct DependInfo {
     pub flags: u8,
 }
 
-/// The runtime's task behind a `kmp_task_t` the compiler passes back.
-fn task_of(kt: *mut KmpTask) -> &'static Task {
+/// The runtime's task behind a `kmp_task_t` the compiler passes back (a null one ends the
+/// program with an error).
+///
+/// # Safety
+/// `kt` is null or a pointer `__kmpc_omp_task_alloc` (or a taskloop) returned, for a task that
+/// has not completed (it completes only after the entry hands it over).
+unsafe fn task_of(kt: *mut KmpTask) -> &'static Task {
     if kt.is_null() {
         crate::fatal("task entry", "null task");
     }
-    // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
-    // has not completed (it completes only after this call hands it over).
+    // SAFETY: per the contract.
     unsafe { Task::from_kmp(kt) }
 }
 
@@ -76,7 +80,10 @@ pub extern "C" fn __kmpc_omp_target_task_alloc(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task(_loc: *const Ident, gtid: i32, task: *mut KmpTask) -> i32 {
-    if let Err(e) = task::submit_task(Thread::from_gtid(gtid), task_of(task)) {
+    // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
+    // has not completed.
+    let t = unsafe { task_of(task) };
+    if let Err(e) = task::submit_task(Thread::from_gtid(gtid), t) {
         crate::misuse("__kmpc_omp_task", e);
     }
     0
@@ -96,7 +103,9 @@ pub extern "C" fn __kmpc_omp_task_with_deps(
     task::with_dep_buffer(th, |v| {
         read_deps(v, ndeps, deps);
         read_deps(v, ndeps_noalias, noalias);
-        task::submit(th, task_of(task), v)
+        // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
+        // has not completed.
+        task::submit(th, unsafe { task_of(task) }, v)
     })
     .unwrap_or_else(|e| crate::misuse("__kmpc_omp_task_with_deps", e));
     0
@@ -147,12 +156,16 @@ pub extern "C" fn __kmpc_omp_taskyield(_loc: *const Ident, gtid: i32, _end_part:
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task_begin_if0(_loc: *const Ident, gtid: i32, task: *mut KmpTask) {
-    task::begin_if0(Thread::from_gtid(gtid), task_of(task))
+    // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
+    // has not completed.
+    task::begin_if0(Thread::from_gtid(gtid), unsafe { task_of(task) })
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task_complete_if0(_loc: *const Ident, gtid: i32, task: *mut KmpTask) {
-    task::complete_if0(Thread::from_gtid(gtid), task_of(task))
+    // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
+    // has not completed.
+    task::complete_if0(Thread::from_gtid(gtid), unsafe { task_of(task) })
 }
 
 #[unsafe(no_mangle)]
@@ -227,7 +240,9 @@ pub unsafe extern "C" fn __kmpc_taskloop_5(
         dup: task_dup,
         ident: loc as usize,
     };
-    task::taskloop::taskloop(Thread::from_gtid(gtid), task_of(task), &a)
+    // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
+    // has not completed.
+    task::taskloop::taskloop(Thread::from_gtid(gtid), unsafe { task_of(task) }, &a)
 }
 
 #[unsafe(no_mangle)]
@@ -236,12 +251,20 @@ pub extern "C" fn __kmpc_task_allow_completion_event(
     gtid: i32,
     task: *mut KmpTask,
 ) -> *mut c_void {
-    task::allow_completion_event(Thread::from_gtid(gtid), task_of(task))
+    // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
+    // has not completed.
+    task::allow_completion_event(Thread::from_gtid(gtid), unsafe { task_of(task) })
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn omp_fulfill_event(event: usize) {
-    if let Err(e) = task::fulfill_event(event as *mut c_void) {
+    // SAFETY: the program passes back a handle `omp_fulfill_event` may take: one the runtime
+    // gave for a detachable task whose event is not fulfilled yet (a second fulfilment is a
+    // program error, detected while the task is still alive in practice).
+    let Some(t) = (unsafe { Task::from_event(event as *mut c_void) }) else {
+        return crate::misuse("omp_fulfill_event", oxiomp_runtime::error::Misuse::NullEvent);
+    };
+    if let Err(e) = task::fulfill_event(t) {
         crate::misuse("omp_fulfill_event", e);
     }
 }
@@ -250,7 +273,10 @@ pub extern "C" fn omp_fulfill_event(event: usize) {
 /// its owner says so, after its body has run: the same two halves as a detachable task's
 /// completion, so it is one (its allocation marks it detachable).
 fn complete_proxy(call: &str, task: *mut KmpTask) {
-    if let Err(e) = task::fulfill_event(task::completion_event(task_of(task))) {
+    // SAFETY: a device runtime passes back the proxy task `__kmpc_omp_task_alloc` returned,
+    // whose completion it reports once.
+    let t = unsafe { task_of(task) };
+    if let Err(e) = task::fulfill_event(t) {
         crate::misuse(call, e);
     }
 }
@@ -378,7 +404,10 @@ pub extern "C" fn __kmpc_task_reduction_get_th_data(
     handle: *mut c_void,
     item: *mut c_void,
 ) -> *mut c_void {
-    task::reduction_data(Thread::from_gtid(gtid), handle, item)
+    // SAFETY: clang passes null or the handle a task reduction's init returned, a taskgroup
+    // that stays open while tasks that use its reduction run.
+    let group = unsafe { (handle as *const task::TaskGroup).as_ref() };
+    task::reduction_data(Thread::from_gtid(gtid), group, item)
 }
 
 #[unsafe(no_mangle)]
@@ -412,11 +441,14 @@ pub extern "C" fn __kmpc_task_reduction_modifier_fini(_loc: *const Ident, gtid: 
 /// tests and tools that inspect the graph.
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_task_get_depnode(task: *mut KmpTask) -> *mut task::graph::DepnodeView {
-    task::graph::depnode(task_of(task))
+    // SAFETY: the caller passes a task `__kmpc_omp_task_alloc` returned that has not
+    // completed, as libomp's inquiry requires.
+    task::graph::depnode(unsafe { task_of(task) })
 }
 
 /// The tasks that wait for `task` now, as libomp's list of dependence nodes (null: none).
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_task_get_successors(task: *mut KmpTask) -> *mut task::graph::DepnodeList {
-    task::graph::successors(task_of(task))
+    // SAFETY: as in `__kmpc_task_get_depnode`.
+    task::graph::successors(unsafe { task_of(task) })
 }

@@ -22,6 +22,7 @@
 
 use std::ffi::c_void;
 
+use crate::error::Misuse;
 use crate::memory;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::fork_lock::ForkLock;
@@ -243,21 +244,17 @@ pub fn valid(h: Handle) -> bool {
 }
 
 /// `omp_destroy_allocator`.
-pub fn destroy(h: Handle) -> Result<(), &'static str> {
+pub fn destroy(h: Handle) -> Result<(), Misuse> {
     if h == NULL_ALLOCATOR {
         return Ok(());
     }
     let Some(a) = custom(h) else {
-        return Err(if valid(h) {
-            "a predefined allocator cannot be destroyed; ignored"
-        } else {
-            "not an allocator; ignored"
-        });
+        return Err(if valid(h) { Misuse::PredefinedAllocator } else { Misuse::DestroyNotAnAllocator });
     };
     // AcqRel: pairs with the last block's free (`free`), so exactly one side frees it.
     let prev = a.blocks.fetch_or(DESTROYED, Ordering::AcqRel);
     if prev & DESTROYED != 0 {
-        return Err("the allocator was destroyed already; ignored");
+        return Err(Misuse::AllocatorDestroyedTwice);
     }
     if prev == 0 {
         free_allocator(h);
@@ -268,7 +265,7 @@ pub fn destroy(h: Handle) -> Result<(), &'static str> {
 /// Allocates `size` bytes aligned to `align` through allocator `h` (not null), following its
 /// fallback; null when it (and its fallback) cannot, or for size 0. Errors: `h` (or an
 /// allocator it falls back to) is not an allocator.
-pub fn alloc(h: Handle, size: usize, align: usize, zeroed: bool) -> Result<*mut c_void, &'static str> {
+pub fn alloc(h: Handle, size: usize, align: usize, zeroed: bool) -> Result<*mut c_void, Misuse> {
     if size == 0 {
         return Ok(std::ptr::null_mut());
     }
@@ -279,16 +276,12 @@ pub fn alloc(h: Handle, size: usize, align: usize, zeroed: bool) -> Result<*mut 
         let owner = memory::Owner { served: h, requested };
         let Some(a) = custom(h) else {
             if !valid(h) {
-                return Err(if hop == 0 { "not an allocator" } else { "its fb_data is not an allocator" });
+                return Err(if hop == 0 { Misuse::NotAnAllocator } else { Misuse::FallbackNotAnAllocator });
             }
             return Ok(memory::alloc(size, align, zeroed, owner));
         };
         if destroyed(a) {
-            return Err(if hop == 0 {
-                "the allocator was destroyed"
-            } else {
-                "its fb_data allocator was destroyed"
-            });
+            return Err(if hop == 0 { Misuse::AllocatorDestroyed } else { Misuse::FallbackDestroyed });
         }
         // Every allocator on the way keeps its alignment promise.
         align = align.max(a.traits.alignment);
@@ -397,7 +390,7 @@ pub unsafe fn free(p: *mut c_void) {
 ///
 /// # Safety
 /// As for [`free`].
-pub unsafe fn realloc(p: *mut c_void, size: usize, h: Handle) -> Result<*mut c_void, &'static str> {
+pub unsafe fn realloc(p: *mut c_void, size: usize, h: Handle) -> Result<*mut c_void, Misuse> {
     if size == 0 {
         // SAFETY: per the contract.
         unsafe { free(p) };
@@ -544,7 +537,7 @@ mod tests {
     fn a_freed_allocator_is_not_followed() {
         let h = init(0, &[]).unwrap();
         assert_eq!(destroy(h), Ok(()), "no blocks: freed at once");
-        assert_eq!(alloc(h, 10, 16, false), Err("not an allocator"));
+        assert_eq!(alloc(h, 10, 16, false), Err(Misuse::NotAnAllocator));
         assert!(destroy(h).is_err());
         assert!(!valid(h));
     }

@@ -23,6 +23,8 @@ pub(crate) mod sync;
 #[cfg(not(loom))]
 pub mod env;
 #[cfg(not(loom))]
+pub mod error;
+#[cfg(not(loom))]
 pub mod hidden;
 #[cfg(not(loom))]
 pub mod hw_subset;

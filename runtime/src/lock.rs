@@ -26,12 +26,12 @@ const MARK: u32 = 0x6c6f_0000; // "lo"
 const UNLOCKED: u32 = MARK;
 const DESTROYED: u32 = 0xdead_0000;
 
-/// Misuse of a lock routine: the text says what was wrong.
-pub type LockMisuse = &'static str;
+/// Misuse of a lock routine.
+pub type LockMisuse = crate::error::Misuse;
 
-const NOT_INIT: LockMisuse = "the lock is not initialized (or was destroyed)";
+const NOT_INIT: LockMisuse = LockMisuse::LockNotInitialized;
 /// `__kmpc_end_critical` by a thread that is not inside the section.
-pub const NOT_INSIDE: LockMisuse = "the calling thread is not inside this critical section";
+pub const NOT_INSIDE: LockMisuse = LockMisuse::NotInsideCritical;
 
 /// The 8 bytes of an `omp_lock_t` seen as a lock.
 #[repr(C, align(8))]
@@ -53,7 +53,7 @@ impl LockWord {
                 self.word.0.store(pack(DESTROYED, 0), Ordering::Relaxed);
                 Ok(())
             }
-            s if s & 0xffff_0000 == MARK => Err("the lock is still held"),
+            s if s & 0xffff_0000 == MARK => Err(LockMisuse::LockStillHeld),
             _ => Err(NOT_INIT),
         }
     }
@@ -74,7 +74,7 @@ impl LockWord {
             return Err(NOT_INIT);
         }
         if owner_of(w) == me {
-            return Err("the calling thread already holds this lock: it would wait forever");
+            return Err(LockMisuse::LockHeldByCaller);
         }
         self.word.acquire_contended(UNLOCKED, me);
         Ok(())
@@ -108,8 +108,8 @@ impl LockWord {
     #[inline]
     pub fn unlock(&self, gtid: i32) -> Result<(), LockMisuse> {
         self.word.release(UNLOCKED, gtid as u32 + 1).map_err(|w| match state_of(w) {
-            UNLOCKED => "the lock is not held",
-            s if s & 0xffff_0000 == MARK => "the lock is held by another thread",
+            UNLOCKED => LockMisuse::LockNotHeld,
+            s if s & 0xffff_0000 == MARK => LockMisuse::LockHeldByOther,
             _ => NOT_INIT,
         })
     }
@@ -218,9 +218,7 @@ impl CriticalName {
         let word = self.word();
         if let Err(w) = word.try_acquire(0, me) {
             if owner_of(w) == me {
-                return Err(
-                    "the calling thread is already inside a critical section of this name: it would wait forever",
-                );
+                return Err(LockMisuse::CriticalReentered);
             }
             word.acquire_contended(0, me);
         }
@@ -285,9 +283,9 @@ impl NestLock {
     pub fn unlock(&self, gtid: i32) -> Result<u32, LockMisuse> {
         if !self.owned_by(gtid) {
             return Err(if self.depth.load(Ordering::Relaxed) == 0 {
-                "the lock is not held"
+                LockMisuse::LockNotHeld
             } else {
-                "the lock is held by another thread"
+                LockMisuse::LockHeldByOther
             });
         }
         let d = self.depth.fetch_sub(1, Ordering::Relaxed) - 1;

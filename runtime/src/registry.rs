@@ -261,12 +261,12 @@ impl Runtime {
     /// them the default size back; turnaround waits without ever sleeping (infinite block
     /// time), throughput turns an infinite block time back into the settings' (another one,
     /// from `kmp_set_blocktime`, stays). Threads still yield while they wait.
-    pub fn set_library(&self, th: Thread, mode: u32) -> Result<(), &'static str> {
+    pub fn set_library(&self, th: Thread, mode: u32) -> Result<(), crate::error::Misuse> {
         if !(1..=3).contains(&mode) {
-            return Err("the mode must be 1 (serial), 2 (turnaround) or 3 (throughput); ignored");
+            return Err(crate::error::Misuse::LibraryMode);
         }
         if th.team().level != 0 {
-            return Err("called inside a parallel region; ignored");
+            return Err(crate::error::Misuse::LibraryInRegion);
         }
         // Relaxed: a setting.
         self.library.store(mode, Ordering::Relaxed);
@@ -422,9 +422,9 @@ impl Runtime {
     /// `omp_pause_resource`: ends the threads of the idle workers (the pool's, and those the
     /// calling thread keeps for its next regions); the next regions start threads again.
     /// Workers other initial threads keep are theirs. Called outside parallel regions.
-    pub fn pause(&'static self, th: Thread) -> Result<(), &'static str> {
+    pub fn pause(&'static self, th: Thread) -> Result<(), crate::error::Misuse> {
         if !th.outside_regions() {
-            return Err("called inside a parallel or teams region; nothing paused");
+            return Err(crate::error::Misuse::PauseInRegion);
         }
         th.desc().release_hot_teams(self);
         // A retiring worker gives back the workers of its own nested teams: look again.

@@ -191,25 +191,19 @@ pub fn allow_completion_event(th: Thread, t: &Task) -> *mut c_void {
     completion_event(t)
 }
 
-/// `omp_fulfill_event`: completes a detached task's event; the task completes once its body
-/// has finished too. Returns an error for a handle that is not a pending event.
-pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
-    if ev.is_null() {
-        return Err("the event handle is null");
-    }
-    // SAFETY: a handle comes from `completion_event`; the task stays allocated until both its
-    // body has finished and the event is fulfilled, so it is alive here (a second fulfilment
-    // is a program error, detected while the task is still alive in practice).
-    let t = unsafe { &*(ev as *const Task) };
+/// `omp_fulfill_event`: completes the event of `t` (the task an event handle names: see
+/// [`Task::from_event`]); the task completes once its body has finished too. Returns an error
+/// for a task that is not detachable, or whose event was fulfilled before.
+pub fn fulfill_event(t: &'static Task) -> Result<(), crate::error::Misuse> {
     if t.kind != Kind::Explicit || t.flags & flags::DETACHABLE == 0 {
-        return Err("the handle is not the event of a detachable task");
+        return Err(crate::error::Misuse::NotAnEvent);
     }
     let pool = t.team().tasks();
     pool.enter_foreign();
     // AcqRel: whoever sees both bits completes the task and must see the other side's writes.
     let prev = t.event.fetch_or(EVENT_FULFILLED, Ordering::AcqRel);
     let r = if prev & EVENT_FULFILLED != 0 {
-        Err("the event was already fulfilled")
+        Err(crate::error::Misuse::EventFulfilledTwice)
     } else {
         if prev & EVENT_BODY_DONE != 0 {
             finish(t, None);
@@ -224,7 +218,7 @@ pub fn fulfill_event(ev: *mut c_void) -> Result<(), &'static str> {
 /// a new task without priority or detach event that the cut-off runs at once, and an untied
 /// task, running here, re-submitting itself for its next part.
 #[inline]
-pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), &'static str> {
+pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), crate::error::Misuse> {
     // Relaxed: a new task is not shared yet; for a running untied task only `!= 0` matters,
     // and its running part keeps the count above 0 (see `submit`).
     let parts = t.parts.load(Ordering::Relaxed);
@@ -245,7 +239,7 @@ pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), &'static str> {
 /// small frame (no dependence list).
 #[cold]
 #[inline(never)]
-fn submit_queued(th: Thread, t: &'static Task) -> Result<(), &'static str> {
+fn submit_queued(th: Thread, t: &'static Task) -> Result<(), crate::error::Misuse> {
     submit(th, t, &mut Vec::new())
 }
 
@@ -255,7 +249,7 @@ fn submit_queued(th: Thread, t: &'static Task) -> Result<(), &'static str> {
 /// untied task re-submitting itself from its own body. (A detachable task whose body has
 /// ended but whose event is not fulfilled yet is not told from a new one: submitting it again
 /// is undefined, as it is with libomp.)
-pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &'static str> {
+pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), crate::error::Misuse> {
     // A task submitted for the first time is not shared yet (Relaxed, plain store below); a
     // running untied task re-submitting itself is the thread's current task, so its count is
     // above 0 while this part runs.
@@ -277,9 +271,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), &
             rerun_here(th, t);
             return Ok(());
         }
-        return Err(
-            "the task was submitted already (only an untied task may re-submit itself, from its own body)",
-        );
+        return Err(crate::error::Misuse::TaskSubmittedTwice);
     }
     // Relaxed: not shared yet; the queue hand-over publishes it.
     t.parts.store(1, Ordering::Relaxed);
@@ -1012,9 +1004,12 @@ pub fn reduction_init(th: Thread, items: &[ItemSpec]) -> *mut c_void {
 /// `__kmpc_task_reduction_get_th_data`: the calling thread's copy of reduction item `item`,
 /// looked up in the group `handle` (or the current task's groups when null), then in the
 /// enclosing groups.
-pub fn reduction_data(th: Thread, handle: *mut c_void, item: *mut c_void) -> *mut c_void {
+pub fn reduction_data(th: Thread, handle: Option<&TaskGroup>, item: *mut c_void) -> *mut c_void {
     let tid = th.tid();
-    let mut g = if handle.is_null() { current(th).cur_group.get() } else { handle as *const TaskGroup };
+    let mut g = match handle {
+        Some(g) => g as *const TaskGroup,
+        None => current(th).cur_group.get(),
+    };
     // SAFETY: groups with reductions stay open while tasks that use them run.
     while let Some(x) = unsafe { g.as_ref() } {
         if let Some(r) = &x.reduction

@@ -464,6 +464,17 @@ impl Task {
         unsafe { &*((kt as *const u8).sub(HEADER) as *const Task) }
     }
 
+    /// The task an event handle names (see `task::completion_event`), or None for null.
+    ///
+    /// # Safety
+    /// `ev` is null or a handle `completion_event` gave for a task whose event has not been
+    /// fulfilled yet: such a task stays allocated until both its body has finished and its
+    /// event is fulfilled.
+    pub unsafe fn from_event<'a>(ev: *mut std::ffi::c_void) -> Option<&'a Task> {
+        // SAFETY: per the contract.
+        unsafe { (ev as *const Task).as_ref() }
+    }
+
     pub fn is_tied(&self) -> bool {
         self.flags & flags::TIED != 0
     }
