@@ -38,18 +38,18 @@ pub struct ThreadDesc {
     pub is_initial: AtomicU32,
     /// A [`ThreadState`] value.
     pub state: AtomicU32,
+    /// What the thread runs now (team, thread number, ICVs) and where it is bound.
+    core: Core,
+    /// Its tasks.
+    tasks: crate::task::state::ThreadState,
     /// What the master writes and the worker reads at a fork: one cache line.
     go: CachePadded<Mailbox>,
     /// What the worker writes and the master reads at a join: one cache line.
     joined: CachePadded<Report>,
-    /// What the thread runs now (team, thread number, ICVs) and where it is bound.
-    core: Core,
     /// The regions it forks: teams kept for later, pushed clauses.
     fork: crate::team::ForkState,
     /// Its worksharing constructs.
     ws: crate::worksharing::state::ThreadState,
-    /// Its tasks.
-    tasks: crate::task::state::ThreadState,
     /// Threads in the contention group this thread is the initial thread of (itself included).
     pub(crate) cg_threads: AtomicU32,
     /// Free task blocks of tasks this thread created.
@@ -98,7 +98,9 @@ struct Report {
 }
 
 /// What a thread runs now: its current team, thread number and ICVs, and where it is bound.
-/// Only the owning thread touches it (see `ThreadDesc`'s `Sync`).
+/// Only the owning thread touches it (see `ThreadDesc`'s `Sync`). `#[repr(C)]`: a debugger
+/// reads `team` and `tid` (docs/architecture.md, *Descriptor layout*).
+#[repr(C)]
 struct Core {
     /// The team of the current implicit task (never null once registered).
     team: Cell<*const Team>,
@@ -961,5 +963,69 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
         desc.joined.help_team.store(team as *const Team as *mut Team, Ordering::Relaxed);
         desc.joined.epoch.set(epoch);
         oxiomp_instrument::barrier_join_exit();
+    }
+}
+
+/// The descriptor layout docs/architecture.md gives debuggers (*Descriptor layout*), on
+/// x86-64: a change of it must change that table too.
+#[cfg(all(test, not(loom), target_arch = "x86_64"))]
+mod layout {
+    use super::*;
+    use crate::registry::Runtime;
+    use crate::task::Task;
+    use std::mem::offset_of;
+
+    #[test]
+    fn debugger_visible_offsets_are_as_documented() {
+        assert_eq!(
+            [
+                offset_of!(Runtime, magic),
+                offset_of!(Runtime, thread_count),
+                offset_of!(Runtime, thread_capacity)
+            ],
+            [0, 8, 12]
+        );
+        assert_eq!(offset_of!(Runtime, threads), 16);
+        assert_eq!(
+            [
+                offset_of!(ThreadDesc, gtid),
+                offset_of!(ThreadDesc, os_tid),
+                offset_of!(ThreadDesc, is_initial),
+                offset_of!(ThreadDesc, state),
+            ],
+            [0, 4, 8, 12]
+        );
+        assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, team), 16);
+        assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, tid), 24);
+        assert_eq!(offset_of!(ThreadDesc, tasks) + crate::task::state::ThreadState::TASK_OFFSET, 168);
+        assert_eq!(
+            [
+                offset_of!(Team, nthreads),
+                offset_of!(Team, level),
+                offset_of!(Team, active_level),
+                offset_of!(Team, parent_tid),
+                offset_of!(Team, parent),
+                offset_of!(Team, master_gtid),
+                offset_of!(Team, team_num),
+                offset_of!(Team, num_teams),
+                offset_of!(Team, entry),
+                offset_of!(Team, ident),
+            ],
+            [0, 4, 8, 12, 16, 24, 28, 32, 40, 48]
+        );
+        assert_eq!(
+            [
+                offset_of!(Task, kind),
+                offset_of!(Task, flags),
+                offset_of!(Task, state),
+                offset_of!(Task, id),
+                offset_of!(Task, parent),
+                offset_of!(Task, root),
+                offset_of!(Task, team),
+                offset_of!(Task, depth),
+            ],
+            [0, 4, 8, 16, 32, 40, 48, 64]
+        );
+        assert_eq!(crate::task::task::HEADER, 320);
     }
 }

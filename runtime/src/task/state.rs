@@ -8,7 +8,9 @@ use super::prio::HeapRefused;
 use super::{Dep, Task};
 use crate::thread::IcvSave;
 
-/// A thread's tasking state.
+/// A thread's tasking state. `#[repr(C)]`: a debugger reads `task` (docs/architecture.md,
+/// *Descriptor layout*).
+#[repr(C)]
 pub(crate) struct ThreadState {
     /// The task the thread is executing (an implicit task of its team, or an explicit task).
     task: Cell<*const Task>,
@@ -49,6 +51,10 @@ pub(crate) struct Saved {
 }
 
 impl ThreadState {
+    /// Where `task` lies in the state (for the descriptor layout test).
+    #[cfg(test)]
+    pub(crate) const TASK_OFFSET: usize = std::mem::offset_of!(ThreadState, task);
+
     /// The state of a new descriptor for `gtid`: its task numbers start at the gtid's base.
     pub(crate) fn new(gtid: i32) -> ThreadState {
         ThreadState {
