@@ -1026,6 +1026,6 @@ mod layout {
             ],
             [0, 4, 8, 16, 32, 40, 48, 64]
         );
-        assert_eq!(crate::task::task::HEADER, 320);
+        assert_eq!(crate::task::descriptor::HEADER, 320);
     }
 }

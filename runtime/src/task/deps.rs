@@ -28,7 +28,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use super::task::{Kind, Task, alloc_node, release_ref};
+use super::descriptor::{Kind, Task, alloc_node, release_ref};
 use crate::sync::atomic::{AtomicBool, Ordering};
 
 /// Dependence kinds (the flag byte of `kmp_depend_info`).

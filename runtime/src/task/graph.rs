@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::ptr::NonNull;
 
-use super::task::{Kind, Task};
+use super::descriptor::{Kind, Task};
 
 /// libomp's `kmp_base_depnode_t`, as far as its layout is public: the successor list first.
 #[repr(C)]

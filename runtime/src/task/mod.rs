@@ -18,13 +18,12 @@
 
 mod cache;
 pub mod deps;
+pub mod descriptor;
 pub mod graph;
 pub mod group;
 pub(crate) mod pool;
 mod prio;
 pub(crate) mod state;
-#[allow(clippy::module_inception)]
-pub mod task;
 pub mod taskloop;
 mod wait;
 
@@ -33,8 +32,8 @@ use std::time::Instant;
 
 pub(crate) use cache::BlockCache;
 pub use deps::{Access, Dep};
+pub use descriptor::{KmpTask, KmpTaskloop, Routine, Task};
 pub use group::{Init, ItemSpec, TaskGroup};
-pub use task::{KmpTask, KmpTaskloop, Routine, Task};
 pub(crate) use wait::serve_hidden;
 pub use wait::{
     cancel_taskgroup, drain, help_barrier, run_one, taskgroup_begin, taskgroup_cancelled, taskgroup_end,
@@ -45,7 +44,7 @@ use crate::sync::WaitPolicy;
 use crate::sync::atomic::Ordering;
 use crate::sync::retire;
 use crate::thread::{IcvSave, Thread};
-use task::{
+use descriptor::{
     Counted, CreationTrace, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, final_bits,
     flags, release_ref,
 };
@@ -95,11 +94,12 @@ pub fn alloc(
 ) -> *mut KmpTask {
     if !oxiomp_instrument::enabled()
         && let Some(th) = Thread::peek()
-        && let Some(block) = th.desc().task_cache().try_alloc(task::block_size(sizeof_task, sizeof_shareds))
+        && let Some(block) =
+            th.desc().task_cache().try_alloc(descriptor::block_size(sizeof_task, sizeof_shareds))
     {
         let n = new_task(th, flags, sizeof_task, sizeof_shareds, routine, CreationTrace::Off);
         // SAFETY: a block of `block_size` bytes from the thread's own local free list.
-        return unsafe { task::init_rested(block, n) }.kmp();
+        return unsafe { descriptor::init_rested(block, n) }.kmp();
     }
     alloc_slow(flags, sizeof_task, sizeof_shareds, routine, ident)
 }
@@ -120,15 +120,15 @@ fn alloc_slow(
         // A block from the thread's own list is recorded as an instant allocation (see
         // `CreationTrace::Instant`); any other is timed, and its creation event leaves the
         // allocation state (one clock read for both).
-        if let Some(block) = cache.try_alloc(task::block_size(sizeof_task, sizeof_shareds)) {
+        if let Some(block) = cache.try_alloc(descriptor::block_size(sizeof_task, sizeof_shareds)) {
             let n = new_task(th, flags, sizeof_task, sizeof_shareds, routine, CreationTrace::Instant(ident));
             // SAFETY: a block of `block_size` bytes from the thread's own local free list.
-            return unsafe { task::init_rested(block, n) }.kmp();
+            return unsafe { descriptor::init_rested(block, n) }.kmp();
         }
         oxiomp_instrument::task_allocation_enter();
         trace = CreationTrace::Timed(ident);
     }
-    task::alloc(new_task(th, flags, sizeof_task, sizeof_shareds, routine, trace), cache).kmp()
+    descriptor::alloc(new_task(th, flags, sizeof_task, sizeof_shareds, routine, trace), cache).kmp()
 }
 
 /// `__kmpc_omp_target_task_alloc` while hidden helper threads serve: a new child of the
@@ -151,9 +151,9 @@ pub fn alloc_hidden(
         oxiomp_instrument::task_allocation_enter();
         trace = CreationTrace::Timed(ident);
     }
-    let mut n = new_task(th, flags & !task::flags::TIED, sizeof_task, sizeof_shareds, routine, trace);
+    let mut n = new_task(th, flags & !descriptor::flags::TIED, sizeof_task, sizeof_shareds, routine, trace);
     n.team = team;
-    task::alloc(n, th.desc().task_cache()).kmp()
+    descriptor::alloc(n, th.desc().task_cache()).kmp()
 }
 
 /// The parts of a new child of the calling thread's current task.
@@ -292,7 +292,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), c
     // Queued (or waiting for its dependences): it may run on another thread, later, so it
     // takes its creator's ICVs along and holds its creator.
     t.icvs.put(th.icvs());
-    task::hold_ancestors(t);
+    descriptor::hold_ancestors(t);
     count_new(t);
     if !deps.is_empty() {
         oxiomp_instrument::task_check_deps_enter();
@@ -348,8 +348,8 @@ fn count_new(t: &Task) {
     t.counted.set(Counted::Full);
     // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
     let parent = unsafe { &*t.parent };
-    task::bump(&parent.created, 1);
-    task::bump(&parent.spawned, 1);
+    descriptor::bump(&parent.created, 1);
+    descriptor::bump(&parent.spawned, 1);
     // SAFETY: a taskgroup outlives the tasks generated in it.
     if let Some(g) = unsafe { t.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
@@ -536,7 +536,7 @@ fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
 pub(crate) fn begin_in_place(t: &'static Task) {
     t.counted.set(Counted::Retire);
     // SAFETY: the parent is the task running on this thread, alive.
-    task::bump(&unsafe { &*t.parent }.spawned, 1);
+    descriptor::bump(&unsafe { &*t.parent }.spawned, 1);
 }
 
 /// Releases a block used by `run_in_place` (its destructors already ran).
@@ -606,7 +606,7 @@ fn may_start_here(th: Thread, t: &Task) -> bool {
     let ts = th.task_state();
     // SAFETY: the current task runs on this thread, alive.
     match unsafe { ts.task().as_ref() } {
-        Some(c) if !(c.kind == task::Kind::Implicit && ts.at_barrier()) => t.descends_from(c),
+        Some(c) if !(c.kind == descriptor::Kind::Implicit && ts.at_barrier()) => t.descends_from(c),
         _ => true,
     }
 }
@@ -716,7 +716,7 @@ fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     debug_assert!(!t.dep_tracked.load(Ordering::Relaxed));
     // No `Complete` state: the block is freed at once, and nothing can look at it.
     // SAFETY: as said above, this thread holds the only reference, and drops it here.
-    unsafe { task::free_unshared(t, th.desc().task_cache()) };
+    unsafe { descriptor::free_unshared(t, th.desc().task_cache()) };
     true
 }
 
@@ -790,7 +790,7 @@ fn finish(t: &'static Task, th: Option<Thread>) {
         oxiomp_instrument::task_releasing_deps_exit();
     }
     uncount(t);
-    task::release_ref_from(t, th.map(|th| th.desc().task_cache()));
+    descriptor::release_ref_from(t, th.map(|th| th.desc().task_cache()));
 }
 
 /// Runs the destructors thunk of `t`'s privates, if the compiler gave one.
@@ -892,7 +892,7 @@ fn drop_counts(t: &Task) -> bool {
 fn uncount_undeferred(t: &Task) -> bool {
     if t.spawned.load(Ordering::Relaxed) == 0 {
         // SAFETY: as in `begin_in_place`: the parent is suspended beneath the task here.
-        task::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
+        descriptor::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
         return false;
     }
     retire_undeferred(t)
@@ -909,7 +909,7 @@ fn uncount_lazy(t: &Task) -> bool {
         return false;
     }
     // SAFETY: as said above, the parent is alive beneath this task.
-    task::bump(&unsafe { &*t.parent }.spawned, 1);
+    descriptor::bump(&unsafe { &*t.parent }.spawned, 1);
     t.counted.set(Counted::Retire);
     retire_undeferred(t)
 }
@@ -927,7 +927,7 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     // the encountering task goes on; a detachable one may complete later, on another thread,
     // and is counted as a child.
     if t.flags & flags::DETACHABLE != 0 {
-        task::hold_ancestors(t);
+        descriptor::hold_ancestors(t);
         count_new(t);
         enter_detached_if0(th, t);
     }

@@ -14,8 +14,8 @@
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 
+use super::descriptor::TaskRef;
 use super::prio::{HeapRefused, PrioHeaps};
-use super::task::TaskRef;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::sleep::Sleep;
 

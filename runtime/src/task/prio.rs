@@ -23,7 +23,7 @@ use std::collections::BinaryHeap;
 
 use crossbeam_utils::CachePadded;
 
-use super::task::TaskRef;
+use super::descriptor::TaskRef;
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 struct Prio {

@@ -21,7 +21,7 @@ pub(crate) struct ThreadState {
     /// task of its team until every one has completed.
     at_barrier: Cell<bool>,
     /// An untied task that re-submitted itself for its next part, to run on this thread as soon
-    /// as its current part returns (`task::rerun_here`), or null.
+    /// as its current part returns (`descriptor::rerun_here`), or null.
     rerun: Cell<*const Task>,
     /// Victim selection for stealing (xorshift state, never 0).
     rng: Cell<u32>,
@@ -32,12 +32,12 @@ pub(crate) struct ThreadState {
     /// A detachable task given its event and not submitted yet (see [`PendingDetach`]).
     detach: PendingDetach,
     /// The last task number this thread gave out: its gtid in bits 40 and up (set when the
-    /// gtid is), the count of tasks it created below (`task::next_id`).
+    /// gtid is), the count of tasks it created below (`descriptor::next_id`).
     last_task_id: Cell<u64>,
     /// Where the ICVs must be saved before their first change, or null: a task run at once by
     /// the thread that created it runs on the thread's own ICVs, which it inherits, and they
-    /// are copied only if its body changes them (see `task::run_body`; if(0) tasks likewise,
-    /// with the slot in their header: `task::begin_if0`).
+    /// are copied only if its body changes them (see `descriptor::run_body`; if(0) tasks likewise,
+    /// with the slot in their header: `descriptor::begin_if0`).
     icv_save: Cell<*const IcvSave>,
 }
 

@@ -2,7 +2,7 @@
 //! loop bounds; the runtime cuts the iteration space into chunks, each a byte copy of the
 //! pattern with its own bounds, then finishes the pattern without running it.
 
-use super::task::{self, KmpTask, KmpTaskloop, Task};
+use super::descriptor::{self, KmpTask, KmpTaskloop, Task};
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::thread::Thread;
 
@@ -90,7 +90,7 @@ struct Loop {
     lb_off: usize,
     ub_off: usize,
     /// The pattern is laid out as clang's `KmpTaskloop` with the bounds where it puts them
-    /// (then a block that ran a chunk is readied for the next by [`task::refresh_chunk`]).
+    /// (then a block that ran a chunk is readied for the next by [`descriptor::refresh_chunk`]).
     standard: bool,
     /// Where the pattern's privates lie (when `standard`).
     privates: std::ops::Range<usize>,
@@ -160,7 +160,7 @@ impl Loop {
 /// million, and still spreads over the team.
 pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     let (lb_off, ub_off) = (a.lb_offset, a.ub_offset);
-    let body = pattern.size - task::HEADER;
+    let body = pattern.size - descriptor::HEADER;
     if lb_off.max(ub_off) + 8 > body {
         crate::fatal(format_args!("taskloop bounds at offsets {lb_off}/{ub_off} lie outside the task"));
     }
@@ -185,7 +185,7 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
         lb_off,
         ub_off,
         standard,
-        privates: if standard { task::chunk_privates(pattern) } else { 0..0 },
+        privates: if standard { descriptor::chunk_privates(pattern) } else { 0..0 },
         dup: a.dup,
         // A few ranges per thread: enough to balance, few enough to cost nothing.
         leaf: (n / (nthreads as u64 * 8)).max(1),
@@ -239,7 +239,7 @@ fn run_chunks_as<const TRACED: bool>(th: Thread, l: &Loop, k0: u64, k1: u64) {
     let mut k = k0;
     while k < k1 && !super::cancelled_in(group, team) {
         let c = duplicating::<TRACED, _>(|| {
-            let c = task::duplicate(l.pattern, parent, th.desc().task_cache(), super::next_id(th));
+            let c = descriptor::duplicate(l.pattern, parent, th.desc().task_cache(), super::next_id(th));
             super::begin_in_place(c);
             l.prepare(c, k);
             c
@@ -253,9 +253,9 @@ fn run_chunks_as<const TRACED: bool>(th: Thread, l: &Loop, k0: u64, k1: u64) {
                 }
                 duplicating::<TRACED, _>(|| {
                     if l.standard {
-                        task::refresh_chunk(l.pattern, c, &l.privates);
+                        descriptor::refresh_chunk(l.pattern, c, &l.privates);
                     } else {
-                        task::copy_body(l.pattern, c);
+                        descriptor::copy_body(l.pattern, c);
                     }
                     l.prepare(c, k);
                 });
@@ -296,7 +296,9 @@ fn spawn_range(th: Thread, l: &Loop, k0: u64, k1: u64) {
     l.users.fetch_add(1, Ordering::Relaxed);
     // The loop is released by the destructors thunk, which runs even when the task is
     // cancelled before its body could.
-    let flags = task::flags::TIED | task::flags::DESTRUCTORS | (l.pattern.flags & task::flags::PRIORITY);
+    let flags = descriptor::flags::TIED
+        | descriptor::flags::DESTRUCTORS
+        | (l.pattern.flags & descriptor::flags::PRIORITY);
     let kt = super::alloc(flags, std::mem::size_of::<RangeTask>(), 0, Some(run_range_task), 0);
     // SAFETY: allocated with room for a RangeTask; the task is not shared yet.
     unsafe {

@@ -209,7 +209,7 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     }
     oxiomp_instrument::taskwait_deps_enter();
     deps::merge(deps);
-    let w = task::alloc_node(Kind::Waiter, t.team);
+    let w = descriptor::alloc_node(Kind::Waiter, t.team);
     // Two references: ours, and the one `make_ready` drops.
     w.refs.fetch_add(1, Ordering::Relaxed);
     map.watch(w, deps);

@@ -7,7 +7,11 @@
 //! ```
 //!
 //! # Counts
-//! * `children`: the task's children not yet complete (`taskwait` waits for 0).
+//! * `created` / `completed`: the children counted so far (written by the thread running the
+//!   task) and those complete (by whoever completes one): `taskwait` waits until they are
+//!   equal. A child its creator runs at once is counted only if it ends with children left.
+//! * `spawned` / `retired`: for barriers, the children counted for retirement and those
+//!   retired (complete with all their descendants; `sync/retire.rs`).
 //! * `refs`: holders of the memory: 1 until the task completes, plus 1 per child not yet freed
 //!   (a child reads its parent when it completes), plus 1 per dependence-map slot naming it.
 //!   The holder that drops it to 0 frees the block and drops its reference on the parent.
@@ -464,7 +468,7 @@ impl Task {
         unsafe { &*((kt as *const u8).sub(HEADER) as *const Task) }
     }
 
-    /// The task an event handle names (see `task::completion_event`), or None for null.
+    /// The task an event handle names (see `descriptor::completion_event`), or None for null.
     ///
     /// # Safety
     /// `ev` is null or a handle `completion_event` gave for a task whose event has not been
