@@ -38,14 +38,14 @@ pub struct ThreadDesc {
     pub is_initial: AtomicU32,
     /// A [`ThreadState`] value.
     pub state: AtomicU32,
-    /// What the thread runs now (team, thread number, ICVs) and where it is bound.
-    core: Core,
-    /// Its tasks.
-    tasks: crate::task::state::ThreadState,
     /// What the master writes and the worker reads at a fork: one cache line.
     go: CachePadded<Mailbox>,
     /// What the worker writes and the master reads at a join: one cache line.
     joined: CachePadded<Report>,
+    /// What the thread runs now (team, thread number, ICVs) and where it is bound.
+    core: Core,
+    /// Its tasks.
+    tasks: crate::task::state::ThreadState,
     /// The regions it forks: teams kept for later, pushed clauses.
     fork: crate::team::ForkState,
     /// Its worksharing constructs.
@@ -995,9 +995,9 @@ mod layout {
             ],
             [0, 4, 8, 12]
         );
-        assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, team), 16);
-        assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, tid), 24);
-        assert_eq!(offset_of!(ThreadDesc, tasks) + crate::task::state::ThreadState::TASK_OFFSET, 168);
+        assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, team), 384);
+        assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, tid), 392);
+        assert_eq!(offset_of!(ThreadDesc, tasks) + crate::task::state::ThreadState::TASK_OFFSET, 536);
         assert_eq!(
             [
                 offset_of!(Team, nthreads),

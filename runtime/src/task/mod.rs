@@ -17,14 +17,12 @@
 //!   taskyield) only starts tied tasks that descend from it.
 
 mod cache;
-mod complete;
 pub mod deps;
 pub mod descriptor;
 pub mod graph;
 pub mod group;
 pub(crate) mod pool;
 mod prio;
-mod run;
 pub(crate) mod state;
 pub mod taskloop;
 mod wait;
@@ -33,13 +31,9 @@ use std::ffi::c_void;
 use std::time::Instant;
 
 pub(crate) use cache::BlockCache;
-pub(crate) use complete::{discard, discard_after_run};
-use complete::{finish, finish_part, retire_quietly};
 pub use deps::{Access, Dep};
 pub use descriptor::{KmpTask, KmpTaskloop, Routine, Task};
 pub use group::{Init, ItemSpec, TaskGroup};
-pub(crate) use run::{begin_in_place, cancelled_in, run_in_place};
-use run::{execute, execute_part, run_at_once};
 pub(crate) use wait::serve_hidden;
 pub use wait::{
     cancel_taskgroup, drain, help_barrier, run_one, taskgroup_begin, taskgroup_cancelled, taskgroup_end,
@@ -400,6 +394,160 @@ fn prio_cut_off(th: Thread) -> bool {
     at_cutoff(th.team().tasks().prio_queued(th.tid()))
 }
 
+/// Runs chunk after chunk in block `t` on the calling thread, each an included task of the
+/// current task that is not counted and not completed (a taskloop's chunks run in place):
+/// `next` readies the block for the next chunk, false when there is none. Stops after a chunk
+/// that left children behind (its block must not serve another chunk: that chunk's `taskwait`
+/// and dependences must see only its own children). One ICV save slot serves the run; what a
+/// chunk changes in the ICVs dies with it. `TRACED`: each chunk is a task of its own in the
+/// trace, created as it starts.
+#[inline]
+pub(crate) fn run_in_place<const TRACED: bool>(
+    th: Thread,
+    t: &'static Task,
+    ident: usize,
+    mut next: impl FnMut() -> bool,
+) {
+    debug_assert!(!t.has_icvs());
+    let ts = th.task_state();
+    let parent = ts.task();
+    let saved = IcvSave::new();
+    let prev_save = ts.icv_save();
+    // SAFETY: the task's own kmp_task_t.
+    let entry = unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize);
+    while next() {
+        let id = if TRACED {
+            oxiomp_instrument::task_created(oxiomp_instrument::Site { entry, ident })
+        } else {
+            0
+        };
+        ts.replace_task(t);
+        // Each chunk's first change of an ICV saves them here (and clears the pointer).
+        ts.replace_icv_save(&saved);
+        call_routine(th, t, Some(id), true);
+        ts.replace_task(parent);
+        if let Some(back) = saved.take() {
+            th.replace_icvs(back);
+        }
+        run_destructors(t);
+        // Relaxed: only this thread writes it (a chunk counts the children it generates;
+        // their retirement goes to another word, see `sync/retire.rs`).
+        if t.spawned.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+    }
+    // The chunks' uses of `icv_save` ended with them.
+    ts.replace_icv_save(prev_save);
+}
+
+/// Runs `t`'s body (when `run`) on this thread as its current task, with the task's ICVs;
+/// afterwards the thread's own ICVs are back. A task with its own copy of the ICVs (queued
+/// tasks) swaps them in and out. A task without one (run at once by its creator) borrows the
+/// thread's ICVs, which are its creator's: `icv_save` points at a slot on this stack frame, and
+/// only a body that changes an ICV pays for the copy (`Thread::change_icvs`), restored here.
+/// (An untied task's later parts run in the same `call_routine` loop, on the same ICVs.)
+/// `trace` is the number the body runs under in the trace: `None`
+/// for the task's own (`trace_id`, read only when tracing), `Some` for a chunk run in place.
+#[inline]
+fn run_body(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
+    if t.has_icvs() {
+        return run_body_own_icvs(th, t, trace, run);
+    }
+    run_body_borrowing(th, t, trace, run);
+}
+
+/// [`run_body`] for a task without ICVs of its own (it borrows the thread's).
+#[inline]
+fn run_body_borrowing(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
+    let ts = th.task_state();
+    let prev_task = ts.replace_task(t);
+    let saved = IcvSave::new();
+    let prev_save = ts.replace_icv_save(&saved);
+    call_routine(th, t, trace, run);
+    ts.replace_task(prev_task);
+    // The body's own uses of `icv_save` ended with it (nested bodies restore theirs).
+    ts.replace_icv_save(prev_save);
+    if let Some(back) = saved.take() {
+        th.replace_icvs(back);
+    }
+}
+
+/// `run_body` for a task that carries its own ICVs: swapped in, and the thread's swapped back.
+#[cold]
+fn run_body_own_icvs(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
+    let ts = th.task_state();
+    let prev_task = ts.replace_task(t);
+    let mine = t.icvs.get().unwrap_or(th.icvs());
+    let back = th.replace_icvs(mine);
+    let prev_save = ts.replace_icv_save(std::ptr::null());
+    call_routine(th, t, trace, run);
+    ts.replace_task(prev_task);
+    ts.replace_icv_save(prev_save);
+    th.replace_icvs(back);
+}
+
+/// Calls the task's routine (when `run`), recording its execution.
+#[inline]
+fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
+    let kt = t.kmp();
+    // SAFETY: the routine and task come from the compiler's alloc; the routine takes
+    // (gtid, task).
+    if run && let Some(r) = unsafe { (*kt).routine } {
+        call_part(r, th.gtid(), t, trace);
+        // An untied task's next parts, re-submitted to run here (`rerun_here`): clang's
+        // untied tasks re-submit themselves at least once, so this is no cold path.
+        // A cancellation meanwhile does not stop them: the task has started, and a started
+        // task runs to its end or to a cancellation point of its own (its scheduling points,
+        // where clang splits it, are none).
+        if !th.task_state().rerun().is_null() {
+            while take_rerun(th, t) {
+                call_part(r, th.gtid(), t, trace);
+            }
+        }
+    }
+}
+
+/// Calls a task's body for one part. One test of the tracing flag: when tracing, the body
+/// runs in its running state, between the task's execution events, in a cold copy.
+#[inline(always)]
+fn call_part(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
+    if oxiomp_instrument::enabled() {
+        call_traced(r, gtid, t, trace);
+    } else {
+        // SAFETY: the routine and task come from the compiler's alloc; the routine takes
+        // (gtid, task).
+        unsafe { r(gtid, t.kmp()) };
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
+    let trace_id = trace.unwrap_or(t.trace_id);
+    oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
+    // SAFETY: as in `call_part`.
+    unsafe { r(gtid, t.kmp()) };
+    oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
+}
+
+/// Counts a block `run_in_place` will use (once, before its first body) for retirement only:
+/// its chunks complete before their parent goes on, but children they leave behind must hold
+/// barriers.
+pub(crate) fn begin_in_place(t: &'static Task) {
+    t.counted.set(Counted::Retire);
+    // SAFETY: the parent is the task running on this thread, alive.
+    descriptor::bump(&unsafe { &*t.parent }.spawned, 1);
+}
+
+/// Releases a block used by `run_in_place` (its destructors already ran).
+pub(crate) fn discard_after_run(t: &'static Task) {
+    t.state.store(State::Complete as u32, Ordering::Relaxed);
+    // SAFETY: no body runs any more: only we touch the map.
+    drop(unsafe { (*t.child_deps.get()).take() });
+    uncount(t);
+    release_ref(t);
+}
+
 /// Runs a ready task now (`defer` false: the cut-off) or queues it on the calling thread's
 /// deque.
 fn schedule(th: Thread, t: &'static Task, defer: bool) {
@@ -482,6 +630,294 @@ fn siblings_done(t: &Task) -> bool {
 #[inline]
 fn runs_at_once(t: &Task, defer: impl FnOnce() -> bool) -> bool {
     t.flags & flags::DETACHABLE == 0 && !defer()
+}
+
+/// Runs a task its creator runs at once (the cut-off): without dependences (so without
+/// mutexinoutset locks), not detachable. It is not counted in its parent unless it ends with
+/// children left, for their sake (`Counted::Lazy`; an untied one's later parts run here too).
+#[inline]
+fn run_at_once(th: Thread, t: &'static Task) {
+    // Not counted in its parent unless it ends with children left (`Counted::Lazy`).
+    t.state.store(State::Running as u32, Ordering::Relaxed);
+    // A new task (its first part): its ICV slot is empty, as it rested on the free list.
+    debug_assert!(!t.has_icvs());
+    if is_cancelled(t) {
+        return end_cancelled_at_once(th, t);
+    }
+    run_body_borrowing(th, t, None, true);
+    if !retire_quietly(th, t) {
+        finish_part(t, Some(th));
+    }
+}
+
+/// [`run_at_once`] for a task cancelled before it started: its body does not run (it is
+/// still the current task for that instant, as any task that runs).
+#[cold]
+#[inline(never)]
+fn end_cancelled_at_once(th: Thread, t: &'static Task) {
+    run_body_borrowing(th, t, None, false);
+    if !retire_quietly(th, t) {
+        finish_part(t, Some(th));
+    }
+}
+
+/// Whether `t` must not run its body: its taskgroup or (with OMP_CANCELLATION) its parallel
+/// region was cancelled.
+#[inline]
+fn is_cancelled(t: &Task) -> bool {
+    // The task's fields are read only when cancellation is enabled (a cold call).
+    crate::query::cancellation_on() && task_cancel_requested(t)
+}
+
+#[cold]
+#[inline(never)]
+fn task_cancel_requested(t: &Task) -> bool {
+    // SAFETY: as in `cancelled_in`.
+    cancel_requested(unsafe { t.group.as_ref() }, t.team())
+}
+
+/// Whether a task generated in taskgroup `group` (or null) of `team` must not start.
+#[inline]
+pub(crate) fn cancelled_in(group: *const TaskGroup, team: &crate::team::Team) -> bool {
+    // SAFETY: a taskgroup outlives the tasks generated in it, which the caller runs.
+    let g = unsafe { group.as_ref() };
+    // Taskgroups and regions are cancelled only with cancellation enabled (`cancel`): one
+    // load when it is not.
+    crate::query::cancellation_on() && cancel_requested(g, team)
+}
+
+#[cold]
+#[inline(never)]
+fn cancel_requested(g: Option<&TaskGroup>, team: &crate::team::Team) -> bool {
+    g.is_some_and(|g| g.is_cancelled()) || team.region_cancel_requested()
+}
+
+/// Ends a task its creator ran at once (the cut-off or if(0)) in the common case where nothing
+/// but this thread ever saw it: every task it generated, if any, ran at once and retired
+/// quietly too (its `spawned` is 0; nothing made it hold its parent), it has no destructors
+/// and is not detachable. Then nobody else holds a reference (`refs` is 1), nothing
+/// registered it in a dependence map, and its fields own nothing (no child map, no
+/// mutexinoutset locks, no successors), it was never counted (`Counted::Lazy`), and its block
+/// goes straight back to the cache. Returns false, doing nothing, when the full completion is
+/// needed.
+#[inline]
+fn retire_quietly(th: Thread, t: &'static Task) -> bool {
+    // Relaxed loads: all these are written only by this thread (the task ran here, was never
+    // queued, and nothing else references it while `spawned` is 0).
+    if t.flags & (flags::DETACHABLE | flags::DESTRUCTORS) != 0
+        || t.spawned.load(Ordering::Relaxed) != 0
+        || t.parent_ref.get()
+        || t.counted.get() != Counted::Lazy
+        || t.parts.load(Ordering::Relaxed) != 1
+    {
+        return false;
+    }
+    debug_assert_eq!(t.refs.load(Ordering::Relaxed), 1);
+    debug_assert!(!t.dep_tracked.load(Ordering::Relaxed));
+    // No `Complete` state: the block is freed at once, and nothing can look at it.
+    // SAFETY: as said above, this thread holds the only reference, and drops it here.
+    unsafe { descriptor::free_unshared(t, th.desc().task_cache()) };
+    true
+}
+
+/// Runs `t`, not started yet, on the calling thread (its body only if it is not cancelled).
+/// False if it could not start (a mutexinoutset lock is busy; the task was put back).
+fn execute(th: Thread, t: &'static Task) -> bool {
+    execute_part(th, t, false)
+}
+
+/// Runs one part of `t` on the calling thread: its first (`started` false: not run if the
+/// task is cancelled) or a later one of a task that has started (run whatever happened
+/// meanwhile: a started task is not cancelled but at a cancellation point of its own). False
+/// if it could not start (a mutexinoutset lock is busy; the task was put back).
+fn execute_part(th: Thread, t: &'static Task, started: bool) -> bool {
+    // SAFETY: set before the task was queued; read by the thread that runs it.
+    let mutexes = unsafe { (*t.mutexes.get()).as_deref() };
+    if let Some(ms) = mutexes
+        && !deps::lock_all(ms)
+    {
+        t.team().tasks().put_back(TaskRef(t));
+        return false;
+    }
+    let cancelled = !started && is_cancelled(t);
+    t.state.store(State::Running as u32, Ordering::Relaxed);
+    run_body(th, t, None, !cancelled);
+    if let Some(ms) = mutexes {
+        deps::unlock_all(ms);
+        // A member of the same mutexinoutset group may have been put back meanwhile: a
+        // thread asleep in a wait must look again.
+        t.team().tasks().notify();
+    }
+    finish_part(t, Some(th));
+    true
+}
+
+/// One execution of `t` ended: complete it if it was the last part.
+fn finish_part(t: &'static Task, th: Option<Thread>) {
+    // One part outstanding: ours, and only the running task could add another (it has
+    // returned), so no read-modify-write is needed. Otherwise AcqRel: the completing thread
+    // sees what every part did.
+    if t.parts.load(Ordering::Acquire) == 1 {
+        t.parts.store(0, Ordering::Relaxed);
+        complete(t, th);
+    } else if t.parts.fetch_sub(1, Ordering::AcqRel) == 1 {
+        complete(t, th);
+    }
+}
+
+/// The body of `t` is done: complete it, unless it waits for its detach event.
+fn complete(t: &'static Task, th: Option<Thread>) {
+    if t.flags & flags::DETACHABLE != 0 {
+        // AcqRel: pairs with `fulfill_event`.
+        let prev = t.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
+        if prev & EVENT_FULFILLED == 0 {
+            return;
+        }
+    }
+    finish(t, th);
+}
+
+/// Completes `t`: destructors, dependences, counts, then its own reference.
+fn finish(t: &'static Task, th: Option<Thread>) {
+    run_destructors(t);
+    t.state.store(State::Complete as u32, Ordering::Relaxed);
+    // No more children can be generated: the map's references go.
+    // SAFETY: the task's body has ended; only its completion touches the map now.
+    drop(unsafe { (*t.child_deps.get()).take() });
+    if t.dep_tracked.load(Ordering::Relaxed) {
+        oxiomp_instrument::task_releasing_deps_enter();
+        deps::release_successors(t, &mut |s| make_ready(s));
+        oxiomp_instrument::task_releasing_deps_exit();
+    }
+    uncount(t);
+    descriptor::release_ref_from(t, th.map(|th| th.desc().task_cache()));
+}
+
+/// Runs the destructors thunk of `t`'s privates, if the compiler gave one.
+fn run_destructors(t: &Task) {
+    let kt = t.kmp();
+    if t.flags & flags::DESTRUCTORS != 0 {
+        // SAFETY: clang stores its destructors thunk in data1 when it sets the flag; the thunk
+        // takes (gtid, task).
+        unsafe {
+            let f: Routine = std::mem::transmute::<usize, Routine>((*kt).data1);
+            f(Thread::peek().map_or(0, |th| th.gtid()), kt);
+        }
+    }
+}
+
+/// Finishes a task that never runs and was never counted (a taskloop pattern).
+pub(crate) fn discard(t: &'static Task) {
+    run_destructors(t);
+    release_ref(t);
+}
+
+/// The decrements matching `count_new`, SeqCst so that a waiter parked on the count is woken
+/// (see `pool`): the taskgroup's count, the parent's completed children, then retirement.
+/// (A task that was not counted, `Counted::Lazy`, is counted here if it must retire.)
+/// The team may be reused once the root's last child retired (but for the wake-up, which the
+/// team's end waits for: see `Team::finish_tasks`).
+fn uncount(t: &Task) {
+    let team = t.team();
+    if team.runs_hidden_tasks() {
+        return uncount_hidden(t, team);
+    }
+    if drop_counts(t) {
+        team.tasks().notify();
+    }
+}
+
+/// [`uncount`] for a task the hidden helpers run (a hidden task, or a descendant of one): its
+/// counts may end a wait in the team the hidden task came from (its creator's `taskwait`, a
+/// taskgroup, a barrier, the region's end), whose threads park on their own team's pool. That
+/// team is alive while the task is counted, and this thread holds it as an outside thread
+/// (`enter_foreign`) until the wake-up is done, as `fulfill_event` does.
+#[cold]
+#[inline(never)]
+fn uncount_hidden(t: &Task, team: &crate::team::Team) {
+    let origin = origin_team(t).tasks();
+    origin.enter_foreign();
+    if drop_counts(t) {
+        team.tasks().notify();
+        origin.notify();
+    }
+    origin.leave_foreign();
+}
+
+/// The team a task of the hidden helpers comes from: that of its nearest ancestor the helpers
+/// do not run. Its ancestors are alive: each task holds its parent while it is counted.
+fn origin_team(t: &Task) -> &crate::team::Team {
+    let mut n = t;
+    // SAFETY: see above; an explicit task's parent is never null.
+    while let Some(p) = unsafe { n.parent.as_ref() } {
+        if !p.team().runs_hidden_tasks() {
+            return p.team();
+        }
+        n = p;
+    }
+    n.team()
+}
+
+/// Takes `t`'s counts back (see [`uncount`]); true if a count reached 0, so that its waiters
+/// must be woken.
+fn drop_counts(t: &Task) -> bool {
+    match t.counted.get() {
+        Counted::Lazy => return uncount_lazy(t),
+        Counted::Retire => return uncount_undeferred(t),
+        Counted::Full => {}
+    }
+    let mut zero = false;
+    // SAFETY: a taskgroup outlives its tasks; we do not touch it after the decrement.
+    if let Some(g) = unsafe { t.group.as_ref() } {
+        zero |= g.count.fetch_sub(1, Ordering::SeqCst) == 1;
+    }
+    // SAFETY: our reference keeps an explicit parent alive; implicit ones live in the team.
+    let parent = unsafe { &*t.parent };
+    // SeqCst (an AcqRel chain): the last completer has synchronised with every earlier one,
+    // each of which saw `created` as of its own child's creation, so it sees the final
+    // `created` when the parent waits (see README.md).
+    let done = parent.completed.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
+    zero |= done == parent.created.load(Ordering::Relaxed);
+    // The task's subtree is done if it never had children (none can come now), or when the
+    // last one retires (`sync/retire.rs` arbitrates between us and that child).
+    if retire::self_done(t) {
+        zero |= retire::retire(t);
+    }
+    zero
+}
+
+/// The end of an undeferred task: without children, its count is simply taken back (the
+/// parent is suspended on this thread); otherwise it retires like any task. True if its
+/// retirement ended a root's tree.
+fn uncount_undeferred(t: &Task) -> bool {
+    if t.spawned.load(Ordering::Relaxed) == 0 {
+        // SAFETY: as in `begin_in_place`: the parent is suspended beneath the task here.
+        descriptor::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
+        return false;
+    }
+    retire_undeferred(t)
+}
+
+/// The end of a task that was not counted (`Counted::Lazy`: run at once or if(0), ending on
+/// its creator's thread): without children nothing was counted and nothing is; otherwise it
+/// is counted for retirement in its parent now (which is suspended on this thread: its
+/// `spawned` is ours to write, and it cannot have completed or waited for its tree since the
+/// task began) and retires like any task. A block that never ran has no children. True if
+/// its retirement ended a root's tree.
+fn uncount_lazy(t: &Task) -> bool {
+    if t.spawned.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    // SAFETY: as said above, the parent is alive beneath this task.
+    descriptor::bump(&unsafe { &*t.parent }.spawned, 1);
+    t.counted.set(Counted::Retire);
+    retire_undeferred(t)
+}
+
+/// An undeferred task with children has completed: it retires once they have. True if that
+/// ended a root's tree.
+fn retire_undeferred(t: &Task) -> bool {
+    retire::self_done(t) && retire::retire(t)
 }
 
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
