@@ -13,6 +13,8 @@
 
 use std::fmt;
 
+use crate::code;
+
 /// The stream header: magic and version 1.
 pub const STREAM_HEADER: &[u8; 8] = b"ovni\x01\x00\x00\x00";
 /// The largest event the recorder writes (normal events carry at most 16 payload bytes).
@@ -150,7 +152,18 @@ pub struct Decoded {
 pub fn known(mcv: &[u8; 3]) -> bool {
     match mcv[0] {
         b'O' => {
-            matches!(&mcv[..], b"OHx" | b"OHe" | b"OHp" | b"OHr" | b"OAs" | b"OF[" | b"OF]" | b"OU[" | b"OU]")
+            matches!(
+                *mcv,
+                code::THREAD_EXECUTE
+                    | code::THREAD_END
+                    | code::THREAD_PAUSE
+                    | code::THREAD_RESUME
+                    | code::AFFINITY_SET
+                    | code::FLUSH_BEGIN
+                    | code::FLUSH_END
+                    | code::USER_BEGIN
+                    | code::USER_END
+            )
         }
         b'P' => {
             let begin = [mcv[0], mcv[1], begin_code(mcv[2])];
@@ -213,13 +226,13 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, ReadError> {
                 break;
             }
             let p = &bytes[at + 12..at + 12 + n];
-            let payload = match (&mcv, n) {
-                (b"OHx", 16) => Payload::ThreadExecute {
+            let payload = match (mcv, n) {
+                (code::THREAD_EXECUTE, 16) => Payload::ThreadExecute {
                     cpu: i32::from_le_bytes(p[..4].try_into().expect("4")),
                     creator: i32::from_le_bytes(p[4..8].try_into().expect("4")),
                     tag: u64::from_le_bytes(p[8..16].try_into().expect("8")),
                 },
-                (b"OHx", _) => return Err(ReadError::BadPayload { offset: at, mcv }),
+                (code::THREAD_EXECUTE, _) => return Err(ReadError::BadPayload { offset: at, mcv }),
                 (_, 0) => Payload::None,
                 _ => Payload::Raw(p.to_vec()),
             };

@@ -7,19 +7,26 @@
 //! or a debugger hook can hang off the same calls without the engine growing a second set of
 //! hooks.
 //!
+//! A recorder is given [`Event`]s in groups that happen at one instant (a state left and the
+//! next entered, a task's creation and the end of its allocation), so that it reads the clock
+//! once per group: [`Recorder::record`] is its one method that matters.
+//!
 //! Without tracing each call is one load of a cached flag and a predictable branch. With
 //! `OMP_OVNI=1` the [`ovni`] recorder writes every thread's events as ovni streams; [`trace`]
 //! reads them back (the `oxiomp-trace` tool) and [`format`] is the binary format both share.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod event;
 pub mod format;
 pub mod ovni;
 pub mod tls;
 pub mod trace;
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+pub use event::{Event, MAX_GROUP, Recorder};
 
 /// The subsystem a state belongs to (the OpenMP-V subsystem view).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,10 +79,10 @@ macro_rules! states {
         $(
             #[doc = concat!("Enter \"", $label, "\".")]
             #[inline(always)]
-            pub fn $enter() { if enabled() { recorder().push(State::$variant) } }
+            pub fn $enter() { record(&[Event::Enter(State::$variant)]) }
             #[doc = concat!("Leave \"", $label, "\".")]
             #[inline(always)]
-            pub fn $exit() { if enabled() { recorder().pop(State::$variant) } }
+            pub fn $exit() { record(&[Event::Leave(State::$variant)]) }
         )*
     };
 }
@@ -114,6 +121,41 @@ states! {
     WorkerLoop, worker_loop_enter, worker_loop_exit, Runtime, 31, b"PH[", "Runtime: worker main loop";
 }
 
+/// ovni event codes outside the state table (each row of [`states!`] carries its state's
+/// code): ovni's own model "O" and the OpenMP model's task, worksharing and type events.
+pub mod code {
+    /// The thread begins running (payload: CPU, creator's thread id, tag).
+    pub const THREAD_EXECUTE: [u8; 3] = *b"OHx";
+    /// The thread ends.
+    pub const THREAD_END: [u8; 3] = *b"OHe";
+    /// The thread pauses (sleeps in the kernel).
+    pub const THREAD_PAUSE: [u8; 3] = *b"OHp";
+    /// The thread resumes after a pause.
+    pub const THREAD_RESUME: [u8; 3] = *b"OHr";
+    /// The thread now runs on the CPU of the payload.
+    pub const AFFINITY_SET: [u8; 3] = *b"OAs";
+    /// The thread begins flushing its buffer.
+    pub const FLUSH_BEGIN: [u8; 3] = *b"OF[";
+    /// The thread ends flushing its buffer.
+    pub const FLUSH_END: [u8; 3] = *b"OF]";
+    /// ovni's user-defined burst begins (read, never written).
+    pub const USER_BEGIN: [u8; 3] = *b"OU[";
+    /// ovni's user-defined burst ends (read, never written).
+    pub const USER_END: [u8; 3] = *b"OU]";
+    /// A task is created (payload: its number, its type).
+    pub const TASK_CREATE: [u8; 3] = *b"PPc";
+    /// A task starts running (payload: its number).
+    pub const TASK_EXECUTE: [u8; 3] = *b"PPx";
+    /// A task stops running (payload: its number).
+    pub const TASK_END: [u8; 3] = *b"PPe";
+    /// A worksharing part begins (payload: its type).
+    pub const WORKSHARING_BEGIN: [u8; 3] = *b"PQx";
+    /// A worksharing part ends (payload: its type).
+    pub const WORKSHARING_END: [u8; 3] = *b"PQe";
+    /// A task or worksharing type is declared (jumbo payload: its number and label).
+    pub const TYPE_CREATE: [u8; 3] = *b"POc";
+}
+
 /// Where a task's or a construct's code is: its function's address (`entry`, 0: none) and the
 /// `ident_t` the compiler passed for the construct (`ident`, 0: none), whose source location a
 /// recorder may read (`;file;function;line;column;;`) to name the construct.
@@ -121,249 +163,6 @@ states! {
 pub struct Site {
     pub entry: usize,
     pub ident: usize,
-}
-
-/// What consumes the event stream. Implementations must be cheap, lock-free and allocation-free
-/// on `push`/`pop` (they run on the runtime's hot paths when tracing is on).
-pub trait Recorder: Send + Sync {
-    /// The calling thread enters `state` (pushes it on its subsystem stack).
-    fn push(&self, state: State);
-    /// The calling thread leaves `state` (pops it).
-    fn pop(&self, state: State);
-    /// A task numbered `id` was created; `site` is its code and construct (its type).
-    fn task_created(&self, _id: u32, _site: Site) {}
-    /// A task numbered `id` was created (as in `task_created`) and the calling thread leaves
-    /// `state` (the allocation), at one instant.
-    fn task_created_leaving(&self, id: u32, site: Site, state: State) {
-        self.task_created(id, site);
-        self.pop(state);
-    }
-    /// A task numbered `id` was created (as in `task_created`) in `state` (its allocation),
-    /// which the calling thread enters and leaves at that instant: a state that took no
-    /// measurable time.
-    fn task_created_within(&self, id: u32, site: Site, state: State) {
-        self.push(state);
-        self.task_created_leaving(id, site, state);
-    }
-    /// A task numbered `id` was created in `state` (its allocation), as in
-    /// `task_created_within`, but recorded with the calling thread's next event, at that
-    /// event's instant (one clock read for both). For a task its creator hands to the runtime
-    /// right after allocating it (clang's code fills the task in between): its creation is
-    /// stamped at its submission. A recorder may record it at once, as this default does.
-    fn task_created_later(&self, id: u32, site: Site, state: State) {
-        self.task_created_within(id, site, state);
-    }
-    /// The number of a new task of the calling thread (0: none; the task is not traced).
-    fn task_number(&self) -> u32 {
-        next_task_number()
-    }
-    /// The calling thread starts running task `id`.
-    fn task_execute(&self, _id: u32) {}
-    /// The calling thread stops running task `id`.
-    fn task_end(&self, _id: u32) {}
-    /// The calling thread begins (true) or ends its part of a worksharing construct of kind
-    /// `w` whose `ident_t` is `ident` (0 when unknown, as at an end).
-    fn worksharing(&self, _w: Worksharing, _ident: usize, _begin: bool) {}
-    /// The calling thread begins its part of `w` and enters `state` (`begin`), or leaves
-    /// `state` and ends its part of `w`, at one instant.
-    fn worksharing_state(&self, w: Worksharing, ident: usize, state: State, begin: bool) {
-        if begin {
-            self.worksharing(w, ident, true);
-            self.push(state);
-        } else {
-            self.pop(state);
-            self.worksharing(w, ident, false);
-        }
-    }
-    /// The calling thread leaves `from` and enters `to` at one instant.
-    fn switch(&self, from: State, to: State) {
-        self.pop(from);
-        self.push(to);
-    }
-    /// The calling thread enters `pass`, leaves it and enters `to` at one instant: a state
-    /// that took no measurable time (an uncontended lock acquisition).
-    fn pass_into(&self, pass: State, to: State) {
-        self.push(pass);
-        self.switch(pass, to);
-    }
-    /// The calling thread leaves `from`, enters `pass` and leaves it at one instant (an
-    /// uncontended lock release).
-    fn pass_out(&self, from: State, pass: State) {
-        self.switch(from, pass);
-        self.pop(pass);
-    }
-    /// The calling thread leaves `inner` and then `outer`, which encloses it, at one instant.
-    fn leave_both(&self, inner: State, outer: State) {
-        self.pop(inner);
-        self.pop(outer);
-    }
-    /// The calling thread enters `state` to run task `id`, at one instant.
-    fn task_begin(&self, state: State, id: u32) {
-        self.push(state);
-        self.task_execute(id);
-    }
-    /// The calling thread stops running task `id` and leaves `state`, at one instant.
-    fn task_finish(&self, state: State, id: u32) {
-        self.task_end(id);
-        self.pop(state);
-    }
-    /// The calling thread is about to sleep in the kernel (a futex wait): it runs no more
-    /// until [`thread_resume`](Self::thread_resume), and records nothing meanwhile.
-    fn thread_pause(&self) {}
-    /// The calling thread runs again.
-    fn thread_resume(&self) {}
-    /// The calling thread's CPU binding changed.
-    fn affinity_changed(&self) {}
-}
-
-/// The calling thread is about to sleep in the kernel (ovni's `OHp`): call it right before
-/// the blocking call, and [`thread_resume`] right after; nothing else is recorded between.
-#[inline]
-pub fn thread_pause() {
-    if enabled() {
-        recorder().thread_pause()
-    }
-}
-
-/// The calling thread runs again after [`thread_pause`] (ovni's `OHr`).
-#[inline]
-pub fn thread_resume() {
-    if enabled() {
-        recorder().thread_resume()
-    }
-}
-
-/// The calling thread's CPU binding changed (a place, or the program's own affinity call):
-/// a recorder notes where the thread now runs (ovni's `OAs`).
-#[inline]
-pub fn affinity_changed() {
-    if enabled() {
-        recorder().affinity_changed()
-    }
-}
-
-/// The calling thread begins its part of worksharing construct `w` and enters `state` (its
-/// chunk, section, single, loop initialisation) at one instant.
-#[inline(always)]
-pub fn worksharing_enter(w: Worksharing, ident: usize, state: State) {
-    if enabled() {
-        recorder().worksharing_state(w, ident, state, true)
-    }
-}
-
-/// The calling thread leaves `state` and ends its part of worksharing construct `w` at one
-/// instant.
-#[inline(always)]
-pub fn worksharing_leave(state: State, w: Worksharing) {
-    if enabled() {
-        recorder().worksharing_state(w, 0, state, false)
-    }
-}
-
-/// The calling thread leaves state `from` and enters `to` at one instant (adjacent calls, so
-/// the recorder may stamp both events with one clock read).
-#[inline(always)]
-pub fn switch(from: State, to: State) {
-    if enabled() {
-        recorder().switch(from, to)
-    }
-}
-
-/// The calling thread passes through state `pass` into `to` at one instant (one clock read
-/// for the three events): for a state that took no measurable time.
-#[inline(always)]
-pub fn pass_into(pass: State, to: State) {
-    if enabled() {
-        recorder().pass_into(pass, to)
-    }
-}
-
-/// The calling thread leaves `from` and passes through state `pass` at one instant.
-#[inline(always)]
-pub fn pass_out(from: State, pass: State) {
-    if enabled() {
-        recorder().pass_out(from, pass)
-    }
-}
-
-/// Enter the state `state()` gives, one known only at run time (the generated `*_enter`
-/// functions otherwise): worked out only when tracing is on, so that the hot path does not
-/// load what it is made of.
-#[inline(always)]
-pub fn enter_with(state: impl FnOnce() -> State) {
-    if enabled() {
-        recorder().push(state())
-    }
-}
-
-/// Leave the state `state()` gives, as in [`enter_with`].
-#[inline(always)]
-pub fn leave_with(state: impl FnOnce() -> State) {
-    if enabled() {
-        recorder().pop(state())
-    }
-}
-
-/// The calling thread enters the state `state()` gives (one of a run of states of one kind: a
-/// loop's chunks), leaving the previous one of the run first if `leaving`, at one instant (one
-/// clock read for both events).
-#[inline(always)]
-pub fn again_with(leaving: bool, state: impl FnOnce() -> State) {
-    if enabled() {
-        let s = state();
-        if leaving { recorder().switch(s, s) } else { recorder().push(s) }
-    }
-}
-
-/// The calling thread leaves the state `what()` gives if `leaving` and ends its part of the
-/// worksharing construct it gives if `ending`, at one instant; `what` is worked out only when
-/// tracing is on and one of them happens.
-#[inline(always)]
-pub fn leave_part_with(leaving: bool, ending: bool, what: impl FnOnce() -> (Worksharing, State)) {
-    if enabled() && (leaving || ending) {
-        let (w, s) = what();
-        let r = recorder();
-        match (leaving, ending) {
-            (true, true) => r.worksharing_state(w, 0, s, false),
-            (true, false) => r.pop(s),
-            _ => r.worksharing(w, 0, false),
-        }
-    }
-}
-
-/// The calling thread begins its part of worksharing construct `w`, in no state of its own.
-#[inline(always)]
-pub fn worksharing_begin(w: Worksharing, ident: usize) {
-    if enabled() {
-        recorder().worksharing(w, ident, true)
-    }
-}
-
-/// The calling thread leaves barrier state `state` (fork, join, plain), and first "Barrier:
-/// spin wait" inside it when `spinning` (it was waiting awake when the barrier completed), at
-/// one instant.
-#[inline(always)]
-pub fn barrier_leave(state: State, spinning: bool) {
-    if enabled() {
-        if spinning { recorder().leave_both(State::BarrierSpinWait, state) } else { recorder().pop(state) }
-    }
-}
-
-/// The calling thread enters `state` (a task-running state) to run the task with trace
-/// number `id` (0: not traced; the state is still recorded).
-#[inline(always)]
-pub fn task_begin(state: State, id: u32) {
-    if enabled() {
-        if id != 0 { recorder().task_begin(state, id) } else { recorder().push(state) }
-    }
-}
-
-/// The calling thread stops running the task with trace number `id` and leaves `state`.
-#[inline(always)]
-pub fn task_finish(state: State, id: u32) {
-    if enabled() {
-        if id != 0 { recorder().task_finish(state, id) } else { recorder().pop(state) }
-    }
 }
 
 /// Kinds of worksharing constructs, for their begin/end events.
@@ -389,11 +188,140 @@ impl Worksharing {
     }
 }
 
+// The front ends: one call per instrumentation point. Each is one load of a cached flag and a
+// predictable branch while tracing is off; the events are put together only when it is on.
+
+/// Records `events` (at most [`MAX_GROUP`]), which happen at one instant, in this order.
+#[inline(always)]
+pub fn record(events: &[Event]) {
+    let m = mode();
+    if m != OFF {
+        deliver(m, events)
+    }
+}
+
+/// Records the events `events()` gives (at most [`MAX_GROUP`]), at one instant: for events
+/// known only at run time, worked out only when tracing is on (the hot path does not load what
+/// they are made of).
+#[inline(always)]
+pub fn record_with<const N: usize>(events: impl FnOnce() -> [Event; N]) {
+    let m = mode();
+    if m != OFF {
+        deliver(m, &events())
+    }
+}
+
+/// Hands `events` to the installed recorder (`m`: [`mode`], not `OFF`). The ovni recorder is
+/// called directly, inlined: its dispatch on the group's shape then folds away at each call
+/// site, whose shape is fixed.
+#[inline(always)]
+fn deliver(m: u8, events: &[Event]) {
+    if m == OVNI { ovni::OvniRecorder.record(events) } else { recorder().record(events) }
+}
+
+/// The calling thread is about to sleep in the kernel (ovni's `OHp`): call it right before
+/// the blocking call, and [`thread_resume`] right after; nothing else is recorded between.
+#[inline]
+pub fn thread_pause() {
+    record(&[Event::Pause])
+}
+
+/// The calling thread runs again after [`thread_pause`] (ovni's `OHr`).
+#[inline]
+pub fn thread_resume() {
+    record(&[Event::Resume])
+}
+
+/// The calling thread's CPU binding changed (a place, or the program's own affinity call):
+/// a recorder notes where the thread now runs (ovni's `OAs`).
+#[inline]
+pub fn affinity_changed() {
+    record(&[Event::AffinityChanged])
+}
+
+/// The calling thread begins its part of worksharing construct `w` and enters `state` (its
+/// chunk, section, single, loop initialisation) at one instant.
+#[inline(always)]
+pub fn worksharing_enter(w: Worksharing, ident: usize, state: State) {
+    record(&[Event::WorksharingBegin { kind: w, ident }, Event::Enter(state)])
+}
+
+/// The calling thread leaves `state` and ends its part of worksharing construct `w` at one
+/// instant.
+#[inline(always)]
+pub fn worksharing_leave(state: State, w: Worksharing) {
+    record(&[Event::Leave(state), Event::WorksharingEnd(w)])
+}
+
+/// The calling thread begins its part of worksharing construct `w`, in no state of its own.
+#[inline(always)]
+pub fn worksharing_begin(w: Worksharing, ident: usize) {
+    record(&[Event::WorksharingBegin { kind: w, ident }])
+}
+
 /// The calling thread ends its part of a worksharing construct.
 #[inline(always)]
 pub fn worksharing_end(w: Worksharing) {
-    if enabled() {
-        recorder().worksharing(w, 0, false)
+    record(&[Event::WorksharingEnd(w)])
+}
+
+/// The calling thread leaves state `from` and enters `to` at one instant.
+#[inline(always)]
+pub fn switch(from: State, to: State) {
+    record(&[Event::Leave(from), Event::Enter(to)])
+}
+
+/// The calling thread passes through state `pass` into `to` at one instant: for a state that
+/// took no measurable time (an uncontended lock acquisition).
+#[inline(always)]
+pub fn pass_into(pass: State, to: State) {
+    record(&[Event::Enter(pass), Event::Leave(pass), Event::Enter(to)])
+}
+
+/// The calling thread leaves `from` and passes through state `pass` at one instant (an
+/// uncontended lock release).
+#[inline(always)]
+pub fn pass_out(from: State, pass: State) {
+    record(&[Event::Leave(from), Event::Enter(pass), Event::Leave(pass)])
+}
+
+/// Enter the state `state()` gives, one known only at run time (the generated `*_enter`
+/// functions otherwise): worked out only when tracing is on.
+#[inline(always)]
+pub fn enter_with(state: impl FnOnce() -> State) {
+    record(&[Event::Enter(state())])
+}
+
+/// Leave the state `state()` gives, as in [`enter_with`].
+#[inline(always)]
+pub fn leave_with(state: impl FnOnce() -> State) {
+    record(&[Event::Leave(state())])
+}
+
+/// The calling thread enters `state` (a task-running state) to run the task with trace
+/// number `id` (0: not traced; the state is still recorded).
+#[inline(always)]
+pub fn task_begin(state: State, id: u32) {
+    let m = mode();
+    if m != OFF {
+        if id != 0 {
+            deliver(m, &[Event::Enter(state), Event::TaskExecute(id)])
+        } else {
+            deliver(m, &[Event::Enter(state)])
+        }
+    }
+}
+
+/// The calling thread stops running the task with trace number `id` and leaves `state`.
+#[inline(always)]
+pub fn task_finish(state: State, id: u32) {
+    let m = mode();
+    if m != OFF {
+        if id != 0 {
+            deliver(m, &[Event::TaskEnd(id), Event::Leave(state)])
+        } else {
+            deliver(m, &[Event::Leave(state)])
+        }
     }
 }
 
@@ -431,8 +359,8 @@ pub fn task_created_leaving(site: Site, state: State) -> u32 {
 /// [`task_created`] in `state` (the allocation), entered and left at the instant of the
 /// creation (an allocation too short to time: the clock read would cost more than what it
 /// measures), recorded with the calling thread's next event and stamped with its clock read
-/// ([`Recorder::task_created_later`]): for a task that its creator submits right after filling
-/// it in, so that a task run at once reads the clock twice (its start and its end).
+/// ([`Recorder::record_later`]): for a task that its creator submits right after filling it
+/// in, so that a task run at once reads the clock twice (its start and its end).
 #[inline(always)]
 pub fn task_created_later(site: Site, state: State) -> u32 {
     if !enabled() {
@@ -455,18 +383,20 @@ enum Around {
 /// are recorded even when the task gets no number).
 #[cold]
 fn task_created_slow(site: Site, around: Around) -> u32 {
-    let r = recorder();
-    let id = r.task_number();
+    let m = mode();
+    let ovni = m == OVNI;
+    let id = if ovni { ovni::OvniRecorder.task_number() } else { recorder().task_number() };
+    let created = Event::TaskCreated { id, site };
     match (id, around) {
         (0, Around::Nothing) => {}
-        (0, Around::Leaving(s)) => r.pop(s),
-        (0, Around::Later(s)) => {
-            r.push(s);
-            r.pop(s);
+        (0, Around::Leaving(s)) => deliver(m, &[Event::Leave(s)]),
+        (0, Around::Later(s)) => deliver(m, &[Event::Enter(s), Event::Leave(s)]),
+        (_, Around::Nothing) => deliver(m, &[created]),
+        (_, Around::Leaving(s)) => deliver(m, &[created, Event::Leave(s)]),
+        (_, Around::Later(s)) => {
+            let events = [Event::Enter(s), created, Event::Leave(s)];
+            if ovni { ovni::OvniRecorder.record_later(&events) } else { recorder().record_later(&events) }
         }
-        (_, Around::Nothing) => r.task_created(id, site),
-        (_, Around::Leaving(s)) => r.task_created_leaving(id, site, s),
-        (_, Around::Later(s)) => r.task_created_later(id, site, s),
     }
     id
 }
@@ -481,7 +411,7 @@ pub(crate) fn task_number_block() -> (u32, u32) {
 
 /// The next task number of the calling thread's block, kept in a thread-local (0 if the
 /// thread's storage is gone): for recorders that keep no per-thread state of their own.
-fn next_task_number() -> u32 {
+pub(crate) fn next_task_number() -> u32 {
     TASK_IDS
         .try_with(|ids| {
             let (mut next, mut end) = ids.get();
@@ -511,7 +441,12 @@ pub(crate) fn creator() -> i32 {
     CREATOR.try_with(|c| c.get()).unwrap_or(-1)
 }
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Which recorder is installed: `OFF` (none), `OVNI` ([`ovni::OvniRecorder`], called
+/// directly) or `OTHER` (through `RECORDER`).
+static MODE: AtomicU8 = AtomicU8::new(OFF);
+const OFF: u8 = 0;
+const OVNI: u8 = 1;
+const OTHER: u8 = 2;
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 
 /// Whether a recorder prints its warnings (the runtime's `KMP_WARNINGS`).
@@ -529,12 +464,19 @@ pub(crate) fn warnings_on() -> bool {
     WARNINGS.load(Ordering::Relaxed)
 }
 
-/// Whether a recorder is installed. Relaxed suffices: the flag only goes from false to true,
-/// after the recorder is published through the `OnceLock` (which has its own
-/// acquire/release); a thread that still reads false merely skips events of the moment.
+/// Which recorder is installed (`MODE`). Relaxed suffices: the mode only goes from `OFF` to
+/// another value after the recorder is published (through the `OnceLock`, which has its own
+/// acquire/release, or a static), and back to `OFF` for good; a thread that still reads `OFF`
+/// merely skips events of the moment.
+#[inline(always)]
+fn mode() -> u8 {
+    MODE.load(Ordering::Relaxed)
+}
+
+/// Whether a recorder is installed.
 #[inline(always)]
 pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+    mode() != OFF
 }
 
 #[cold]
@@ -545,16 +487,26 @@ fn recorder() -> &'static dyn Recorder {
 /// Stops recording in this process (a child forked where its trace could not begin: see the
 /// recorder's fork handler).
 pub(crate) fn disable() {
-    ENABLED.store(false, Ordering::Relaxed);
+    MODE.store(OFF, Ordering::Relaxed);
 }
 
 /// Installs the process-wide recorder. Returns false if one was installed already.
 pub fn install(recorder: &'static dyn Recorder) -> bool {
+    install_as(recorder, OTHER)
+}
+
+/// Installs `recorder` as the process's, in mode `mode`.
+fn install_as(recorder: &'static dyn Recorder, mode: u8) -> bool {
     if RECORDER.set(recorder).is_err() {
         return false;
     }
-    ENABLED.store(true, Ordering::Release);
+    MODE.store(mode, Ordering::Release);
     true
+}
+
+/// Installs the ovni recorder, which the front ends then call directly.
+pub(crate) fn install_ovni(recorder: &'static ovni::OvniRecorder) -> bool {
+    install_as(recorder, OVNI)
 }
 
 #[cfg(test)]
@@ -576,25 +528,53 @@ mod tests {
         assert_eq!(State::WorkerLoop.label(), "Runtime: worker main loop");
     }
 
-    struct Counting(std::sync::atomic::AtomicUsize);
-    impl Recorder for Counting {
-        fn push(&self, _: State) {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-        fn pop(&self, _: State) {
-            self.0.fetch_add(100, Ordering::Relaxed);
+    /// The groups the calling test thread recorded, in order.
+    struct Groups(std::sync::Mutex<Vec<(std::thread::ThreadId, Vec<Event>)>>);
+    impl Recorder for Groups {
+        fn record(&self, events: &[Event]) {
+            self.0.lock().unwrap().push((std::thread::current().id(), events.to_vec()));
         }
     }
 
     #[test]
-    fn installed_recorder_sees_calls() {
-        static C: Counting = Counting(std::sync::atomic::AtomicUsize::new(0));
+    fn front_ends_deliver_their_events_in_groups() {
+        static G: Groups = Groups(std::sync::Mutex::new(Vec::new()));
         barrier_plain_enter(); // no recorder yet (or already): must not panic
-        assert!(install(&C));
-        assert!(!install(&C));
-        let before = C.0.load(Ordering::Relaxed);
+        assert!(install(&G));
+        assert!(!install(&G));
+        let me = std::thread::current().id();
+        let mine = || -> Vec<Vec<Event>> {
+            let all = G.0.lock().unwrap();
+            all.iter().filter(|(t, _)| *t == me).map(|(_, g)| g.clone()).collect()
+        };
+        let before = mine().len();
         barrier_plain_enter();
-        barrier_plain_exit();
-        assert_eq!(C.0.load(Ordering::Relaxed) - before, 101);
+        switch(State::BarrierPlain, State::Single);
+        task_begin(State::TaskRunning, 0);
+        task_begin(State::TaskRunning, 7);
+        task_finish(State::TaskRunning, 7);
+        record_with(|| [Event::Leave(State::Single), Event::WorksharingEnd(Worksharing::Single)]);
+        pass_into(State::CriticalAcquiring, State::CriticalSection);
+        use Event::*;
+        use State::*;
+        assert_eq!(
+            mine()[before..],
+            [
+                vec![Enter(BarrierPlain)],
+                vec![Leave(BarrierPlain), Enter(Single)],
+                vec![Enter(TaskRunning)],
+                vec![Enter(TaskRunning), TaskExecute(7)],
+                vec![TaskEnd(7), Leave(TaskRunning)],
+                vec![Leave(Single), WorksharingEnd(Worksharing::Single)],
+                vec![Enter(CriticalAcquiring), Leave(CriticalAcquiring), Enter(CriticalSection)],
+            ]
+        );
+        // A creation with its allocation state: one group, the task numbered (not 0).
+        let id = task_created_leaving(Site { entry: 1, ident: 0 }, TaskAllocation);
+        assert_ne!(id, 0);
+        assert_eq!(
+            mine().last().unwrap(),
+            &vec![TaskCreated { id, site: Site { entry: 1, ident: 0 } }, Leave(TaskAllocation)]
+        );
     }
 }

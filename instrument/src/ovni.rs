@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::format::{self, Event, Payload};
-use crate::{Recorder, Site, State};
+use crate::{MAX_GROUP, Recorder, State, code};
 
 mod cpus;
 mod siglock;
@@ -198,7 +198,7 @@ pub fn start(dir: &Path) -> Result<(), String> {
     }
     publish(Some(o));
     static RECORDER: OvniRecorder = OvniRecorder;
-    if !crate::install(&RECORDER) {
+    if !crate::install_ovni(&RECORDER) {
         publish(None);
         return Err("another recorder is installed".into());
     }
@@ -408,7 +408,7 @@ fn open_stream() -> Option<Arc<Stream>> {
     // virtual CPU.
     let cpu = o.cpus.take(tid, -1);
     s.cpu.store(cpu, Ordering::Relaxed);
-    append(&s, *b"OHx", Payload::ThreadExecute { cpu, creator: crate::creator(), tag: 0 });
+    append(&s, code::THREAD_EXECUTE, Payload::ThreadExecute { cpu, creator: crate::creator(), tag: 0 });
     s.begun();
     // The thread that forked begins inside the states it forked in.
     for st in FORKED_INSIDE.try_with(|f| f.take()).unwrap_or_default() {
@@ -590,7 +590,7 @@ fn put_later(s: &Stream, end: usize, clock: [u8; 8], l: Later) -> usize {
     // `set_later` was given a state's value: the table has its heads.
     let [leave, enter] = STATE_HEADS[alloc as usize % STATE_HEADS.len()];
     let end = put(s, end, clock, Small { head: enter, len: 0, payload: [0; 8] });
-    let end = put(s, end, clock, Small::two(*b"PPc", id, ty));
+    let end = put(s, end, clock, Small::two(code::TASK_CREATE, id, ty));
     put(s, end, clock, Small { head: leave, len: 0, payload: [0; 8] })
 }
 
@@ -618,7 +618,7 @@ fn append(s: &Stream, mcv: [u8; 3], payload: Payload) {
 /// buffer, `OF]` starts the next one); returns the new length.
 #[cold]
 fn flush(s: &Stream) -> usize {
-    let head = Event { mcv: *b"OF[", clock: clock_ns(), payload: Payload::None };
+    let head = Event { mcv: code::FLUSH_BEGIN, clock: clock_ns(), payload: Payload::None };
     let len = s.len.load(Ordering::Relaxed);
     // SAFETY: as in `append`: the owner writes beyond `committed`, within FLUSH_MARGIN.
     let dst = unsafe { std::slice::from_raw_parts_mut(s.cursor(len), format::MAX_EVENT) };
@@ -626,7 +626,7 @@ fn flush(s: &Stream) -> usize {
     let len = s.hand_over(len);
     // The end of the flush is the first event of the next buffer (the clock is read after
     // the hand-over, so clocks never go back).
-    let tail = Event { mcv: *b"OF]", clock: clock_ns(), payload: Payload::None };
+    let tail = Event { mcv: code::FLUSH_END, clock: clock_ns(), payload: Payload::None };
     // SAFETY: as above, in the owner's emptied buffer.
     let dst = unsafe { std::slice::from_raw_parts_mut(s.cursor(len), format::MAX_EVENT) };
     let n = len + format::encode(&tail, dst);
@@ -644,158 +644,204 @@ fn my_stream<'a>() -> Option<&'a Stream> {
     unsafe { stream().as_ref() }
 }
 
+/// What an event does to the thread's stack of open states and marks (`Stream`), applied in
+/// `append_events`'s window.
+#[derive(Clone, Copy)]
+enum StackOp {
+    None,
+    Entered(State),
+    TaskStarted(u32),
+    WorksharingBegan(u32),
+    Paused,
+    Left,
+}
+
+impl StackOp {
+    #[inline(always)]
+    fn apply(self, st: &Stream) {
+        match self {
+            StackOp::None => {}
+            StackOp::Entered(s) => st.entered(s),
+            StackOp::TaskStarted(id) => st.task_started(id),
+            StackOp::WorksharingBegan(ty) => st.worksharing_began(ty),
+            StackOp::Paused => st.paused(),
+            StackOp::Left => st.left(),
+        }
+    }
+}
+
+/// The ovni event of `e` and what it does to the stack (`AffinityChanged` is none: it is
+/// recorded on its own, `affinity_changed`). Declares a type first if the event is its first
+/// use in the process.
+#[inline(always)]
+fn ovni_event(st: &Stream, e: crate::Event) -> (Small, StackOp) {
+    use crate::Event as E;
+    match e {
+        E::Enter(s) => (Small::state(s, true), StackOp::Entered(s)),
+        E::Leave(s) => (Small::state(s, false), StackOp::Left),
+        E::TaskCreated { id, site } => (created(st, id, site), StackOp::None),
+        E::TaskExecute(id) => (Small::one(code::TASK_EXECUTE, id), StackOp::TaskStarted(id)),
+        E::TaskEnd(id) => (Small::one(code::TASK_END, id), StackOp::Left),
+        E::WorksharingBegin { kind, ident } => {
+            let ty = worksharing_type(st, kind, ident, true);
+            (Small::one(code::WORKSHARING_BEGIN, ty), StackOp::WorksharingBegan(ty))
+        }
+        E::WorksharingEnd(kind) => {
+            (Small::one(code::WORKSHARING_END, worksharing_type(st, kind, 0, false)), StackOp::Left)
+        }
+        E::Pause => (Small::bare(code::THREAD_PAUSE), StackOp::Paused),
+        E::Resume => (Small::bare(code::THREAD_RESUME), StackOp::Left),
+        E::AffinityChanged => (Small::bare(code::AFFINITY_SET), StackOp::None),
+    }
+}
+
+/// Writes the first `N` of `events` (there are at least `N`) as one group: one clock read, and
+/// the stack changed with them. One copy per group size, so that the events' writes are fixed
+/// stores (the group sizes are few).
+#[inline(always)]
+fn write_group<const N: usize>(st: &Stream, events: &[crate::Event]) {
+    let mut ops = [StackOp::None; N];
+    let smalls: [Small; N] = std::array::from_fn(|i| {
+        let (small, op) = ovni_event(st, events[i]);
+        ops[i] = op;
+        small
+    });
+    append_events(st, smalls, |st| ops.into_iter().for_each(|op| op.apply(st)));
+}
+
+/// Records entering state `s`.
+#[inline(never)]
+fn enter(s: State) {
+    if let Some(st) = my_stream() {
+        append_events(st, [Small::state(s, true)], |st| st.entered(s))
+    }
+}
+
+/// Records leaving state `s`.
+#[inline(never)]
+fn leave(s: State) {
+    if let Some(st) = my_stream() {
+        append_events(st, [Small::state(s, false)], Stream::left)
+    }
+}
+
+/// Records leaving state `a` and entering `b` at one instant.
+#[inline(never)]
+fn switch(a: State, b: State) {
+    if let Some(st) = my_stream() {
+        append_events(st, [Small::state(a, false), Small::state(b, true)], |st| {
+            st.left();
+            st.entered(b);
+        })
+    }
+}
+
+/// Records entering state `state` to run task `id`.
+#[inline(never)]
+fn task_begin(state: State, id: u32) {
+    let Some(st) = my_stream() else { return };
+    // A part of a task run inside its own previous part (an untied if(0) task, which its
+    // creator runs inline, re-submits itself at a scheduling point and runs on): the task is
+    // running already, and ovni's task model has a task run once at a time, so the part is
+    // recorded as the rest of that run.
+    if st.innermost_task() == Some(id) {
+        return st.nested_part(id);
+    }
+    append_events(st, [Small::state(state, true), Small::one(code::TASK_EXECUTE, id)], |st| {
+        st.entered(state);
+        st.task_started(id);
+    });
+}
+
+/// Records the end of task `id`'s run and leaving `state`.
+#[inline(never)]
+fn task_finish(id: u32, state: State) {
+    let Some(st) = my_stream() else { return };
+    if st.end_nested_part(id) {
+        return;
+    }
+    append_events(st, [Small::one(code::TASK_END, id), Small::state(state, false)], |st| {
+        st.left();
+        st.left();
+    });
+}
+
+/// Records a group of any other shape (see `OvniRecorder::record`).
+#[inline(never)]
+fn record_group(events: &[crate::Event]) {
+    use crate::Event as E;
+    if let [E::AffinityChanged] = events {
+        return affinity_changed();
+    }
+    let Some(st) = my_stream() else { return };
+    match *events {
+        [] => {}
+        [_] => write_group::<1>(st, events),
+        [_, _] => write_group::<2>(st, events),
+        [_, _, _] => write_group::<3>(st, events),
+        _ => write_group::<MAX_GROUP>(st, events),
+    }
+}
+
 impl Recorder for OvniRecorder {
-    fn push(&self, s: State) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::state(s, true)], |st| st.entered(s));
+    #[inline(always)]
+    fn record(&self, events: &[crate::Event]) {
+        use crate::Event as E;
+        // The most frequent groups are written by functions of their own, without going
+        // through `ovni_event` (tracing's cost on short constructs is made of a few such
+        // events): this stays a dispatch that jumps to them.
+        match events {
+            [E::Enter(s)] => enter(*s),
+            [E::Leave(s)] => leave(*s),
+            [E::Leave(a), E::Enter(b)] => switch(*a, *b),
+            [E::Enter(s), E::TaskExecute(id)] => task_begin(*s, *id),
+            [E::TaskEnd(id), E::Leave(s)] => task_finish(*id, *s),
+            _ => record_group(events),
         }
     }
-    fn pop(&self, s: State) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::state(s, false)], Stream::left);
-        }
-    }
-    fn switch(&self, from: State, to: State) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::state(from, false), Small::state(to, true)], |st| {
-                st.left();
-                st.entered(to);
-            });
-        }
-    }
-    fn pass_into(&self, pass: State, to: State) {
-        if let Some(st) = my_stream() {
-            let events = [Small::state(pass, true), Small::state(pass, false), Small::state(to, true)];
-            append_events(st, events, |st| st.entered(to));
-        }
-    }
-    fn pass_out(&self, from: State, pass: State) {
-        if let Some(st) = my_stream() {
-            let events = [Small::state(from, false), Small::state(pass, true), Small::state(pass, false)];
-            append_events(st, events, Stream::left);
-        }
-    }
-    fn leave_both(&self, inner: State, outer: State) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::state(inner, false), Small::state(outer, false)], Stream::left_two);
-        }
-    }
-    fn task_begin(&self, state: State, id: u32) {
-        if let Some(st) = my_stream() {
-            // A part of a task run inside its own previous part (an untied if(0) task, which
-            // its creator runs inline, re-submits itself at a scheduling point and runs on):
-            // the task is running already, and ovni's task model has a task run once at a
-            // time, so the part is recorded as the rest of that run.
-            if st.innermost_task() == Some(id) {
-                st.nested_part(id);
-                return;
-            }
-            append_events(st, [Small::state(state, true), Small::one(*b"PPx", id)], |st| {
-                st.entered(state);
-                st.task_started(id);
-            });
-        }
-    }
-    fn task_finish(&self, state: State, id: u32) {
-        if let Some(st) = my_stream() {
-            if st.end_nested_part(id) {
-                return;
-            }
-            append_events(st, [Small::one(*b"PPe", id), Small::state(state, false)], Stream::left_two);
-        }
-    }
-    fn task_created(&self, id: u32, site: Site) {
+
+    fn record_later(&self, events: &[crate::Event]) {
+        use crate::Event as E;
+        let [E::Enter(alloc), E::TaskCreated { id, site }, E::Leave(_)] = *events else {
+            return self.record(events);
+        };
         let Some(st) = my_stream() else { return };
-        append_small(st, created(st, id, site));
-    }
-    fn task_created_leaving(&self, id: u32, site: Site, state: State) {
-        let Some(st) = my_stream() else { return };
-        let c = created(st, id, site);
-        append_events(st, [c, Small::state(state, false)], Stream::left);
-    }
-    fn task_created_within(&self, id: u32, site: Site, state: State) {
-        let Some(st) = my_stream() else { return };
-        let c = created(st, id, site);
-        // The state is entered and left at this instant: the stack is as before.
-        append_events(st, [Small::state(state, true), c, Small::state(state, false)], |_| {});
-    }
-    fn task_created_later(&self, id: u32, site: Site, state: State) {
-        let Some(st) = my_stream() else { return };
-        // At most one creation waits: an earlier one (a task allocated and not submitted
-        // yet, with no event since) is written now, in order.
+        // At most one creation waits: an earlier one (a task allocated and not submitted yet,
+        // with no event since) is written now, in order.
         write_later_now(st);
         // The type is declared now (its `POc` comes before any use of it, see `declare`).
-        st.set_later(id, declared_task_type(st, site), state as u8);
+        st.set_later(id, declared_task_type(st, site), alloc as u8);
     }
+
     fn task_number(&self) -> u32 {
         match my_stream() {
             Some(st) => st.next_task_number(crate::task_number_block),
             None => crate::next_task_number(),
         }
     }
-    fn task_execute(&self, id: u32) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::one(*b"PPx", id)], |st| st.task_started(id));
-        }
+}
+
+/// Records where the calling thread now runs (`OAs`), if it changed. A thread that has not
+/// recorded yet begins where it is bound then (`open_stream`): no stream is opened for this (a
+/// child forked by a traced process, re-bound by the runtime's fork handler, that only execs,
+/// leaves none). A closed stream says nothing more, and its claim is given back already.
+fn affinity_changed() {
+    let p = fast::get();
+    if p.is_null() || p == NO_STREAM {
+        return;
     }
-    fn task_end(&self, id: u32) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::one(*b"PPe", id)], Stream::left);
-        }
+    let (Some(o), Some(st)) = (ovni(), my_stream()) else { return };
+    if st.closed.load(Ordering::Relaxed) {
+        return;
     }
-    fn thread_pause(&self) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::bare(*b"OHp")], Stream::paused);
-        }
-    }
-    fn thread_resume(&self) {
-        if let Some(st) = my_stream() {
-            append_events(st, [Small::bare(*b"OHr")], Stream::left);
-        }
-    }
-    fn affinity_changed(&self) {
-        // A thread that has not recorded yet begins where it is bound then (`open_stream`):
-        // no stream is opened for this (a child forked by a traced process, re-bound by the
-        // runtime's fork handler, that only execs, leaves none). A closed stream says nothing
-        // more, and its claim is given back already.
-        let p = fast::get();
-        if p.is_null() || p == NO_STREAM {
-            return;
-        }
-        let (Some(o), Some(st)) = (ovni(), my_stream()) else { return };
-        if st.closed.load(Ordering::Relaxed) {
-            return;
-        }
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
-        // Relaxed: owner only.
-        let now = st.cpu.load(Ordering::Relaxed);
-        let new = o.cpus.take(tid, now);
-        if new != now {
-            append_small(st, Small::one(*b"OAs", new as u32));
-            st.cpu.store(new, Ordering::Relaxed);
-            o.cpus.give_back(tid, now);
-        }
-    }
-    fn worksharing(&self, w: crate::Worksharing, ident: usize, begin: bool) {
-        let Some(st) = my_stream() else { return };
-        let ty = worksharing_type(st, w, ident, begin);
-        if begin {
-            append_events(st, [Small::one(*b"PQx", ty)], |st| st.worksharing_began(ty));
-        } else {
-            append_events(st, [Small::one(*b"PQe", ty)], Stream::left);
-        }
-    }
-    fn worksharing_state(&self, w: crate::Worksharing, ident: usize, state: State, begin: bool) {
-        let Some(st) = my_stream() else { return };
-        let ty = worksharing_type(st, w, ident, begin);
-        if begin {
-            append_events(st, [Small::one(*b"PQx", ty), Small::state(state, true)], |st| {
-                st.worksharing_began(ty);
-                st.entered(state);
-            });
-        } else {
-            append_events(st, [Small::state(state, false), Small::one(*b"PQe", ty)], Stream::left_two);
-        }
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    // Relaxed: owner only.
+    let now = st.cpu.load(Ordering::Relaxed);
+    let new = o.cpus.take(tid, now);
+    if new != now {
+        append_small(st, Small::one(code::AFFINITY_SET, new as u32));
+        st.cpu.store(new, Ordering::Relaxed);
+        o.cpus.give_back(tid, now);
     }
 }

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::State;
 use crate::format::{self, Event};
+use crate::{State, code};
 
 mod check;
 mod paraver;
@@ -333,10 +333,10 @@ pub fn chrome(trace: &Trace) -> String {
         ));
         let mut depth = 0usize;
         for e in &t.events {
-            if &e.mcv == b"PPx" || &e.mcv == b"PPe" {
+            if e.mcv == code::TASK_EXECUTE || e.mcv == code::TASK_END {
                 let ts = (e.clock - t0) as f64 / 1e3;
                 let id = e.payload_u32(0).unwrap_or(0);
-                push(if &e.mcv == b"PPx" {
+                push(if e.mcv == code::TASK_EXECUTE {
                     format!(
                         "{{\"ph\":\"B\",\"name\":\"task {id}\",\"cat\":\"task\",\"pid\":{},\"tid\":{},\"ts\":{ts:.3},\"args\":{{\"task\":{id}}}}}",
                         t.pid, t.tid

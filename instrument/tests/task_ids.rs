@@ -3,15 +3,17 @@
 
 use std::sync::Mutex;
 
-use oxiomp_instrument::{Recorder, Site, State};
+use oxiomp_instrument::{Event, Recorder, Site};
 
 struct Ids(Mutex<Vec<u32>>);
 
 impl Recorder for Ids {
-    fn push(&self, _: State) {}
-    fn pop(&self, _: State) {}
-    fn task_created(&self, id: u32, _site: Site) {
-        self.0.lock().unwrap().push(id);
+    fn record(&self, events: &[Event]) {
+        for e in events {
+            if let Event::TaskCreated { id, .. } = *e {
+                self.0.lock().unwrap().push(id);
+            }
+        }
     }
 }
 

@@ -88,6 +88,7 @@
 //! through `cancel parallel` before it reaches the reduction can hang.
 
 use crossbeam_utils::CachePadded;
+use oxiomp_instrument::{Event, State};
 
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::wait::{EpochFlag, reached};
@@ -130,7 +131,7 @@ impl Barrier {
 
     /// As [`wait`](Self::wait), calling `help` while waiting (to run tasks). Returns whether
     /// "Barrier: spin wait" is open (the thread waited, awake at the end: the caller leaves
-    /// it with its barrier's state, `oxiomp_instrument::barrier_leave`).
+    /// it with its barrier's state, `trace_end`).
     pub fn wait_helping(&self, tid: u32, help: &mut dyn FnMut() -> bool) -> bool {
         let n = self.n;
         let mut spinning = false;
@@ -216,11 +217,24 @@ impl Barrier {
     /// At the fork of the team's next region (the primary thread alone with the team): forgets
     /// the previous region's request and, if there was one, starts every member's episodes
     /// afresh (they may differ after a cancelled region).
+    #[inline]
     pub fn end_cancellation(&mut self) {
         // Relaxed: `&mut self`, no other thread looks at the barrier now.
         if self.cancel.load(Ordering::Relaxed) != 0 {
             *self = Barrier::new(self.n);
         }
+    }
+}
+
+/// Records the end of a wait in barrier state `state` (fork, join, plain) that returned
+/// `spinning` ([`Barrier::wait_helping`]): "Barrier: spin wait", if open, and `state` are left
+/// at one instant.
+#[inline(always)]
+pub(crate) fn trace_end(state: State, spinning: bool) {
+    if spinning {
+        oxiomp_instrument::record(&[Event::Leave(State::BarrierSpinWait), Event::Leave(state)]);
+    } else {
+        oxiomp_instrument::record(&[Event::Leave(state)]);
     }
 }
 

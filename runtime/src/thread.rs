@@ -11,6 +11,7 @@ use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 use crate::sync::wait::EpochFlag;
 use crate::team::Team;
+use oxiomp_instrument::State;
 
 /// What a thread is doing, for debuggers and tools (values of OMPD's `omp_state_t` where one
 /// fits).
@@ -938,7 +939,7 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
         oxiomp_instrument::barrier_fork_enter();
         let mut spinning = false;
         desc.go.epoch.wait_reach_helping(epoch, &mut help, &mut spinning);
-        oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierFork, spinning);
+        crate::barrier::trace_end(State::BarrierFork, spinning);
         desc.state.store(ThreadState::Work as u32, Ordering::Relaxed);
         // SAFETY: `go` reached `epoch` (Acquire), so the master's write of the assignment
         // happened-before this read, and it will not write again before we set `joined`.

@@ -45,8 +45,8 @@ use std::sync::atomic::Ordering;
 
 use super::clock_ns;
 use super::stream::{MAX_DEPTH, PAUSE_MARK, TASK_MARK, WORKSHARING_MARK};
-use crate::State;
 use crate::format;
+use crate::{State, code};
 
 /// Bytes allocated beyond what is written: the largest end of a stream cut short (less than a
 /// block of an event's rest, `OF]`, the ends of [`MAX_DEPTH`] open entries, `OHe`).
@@ -308,7 +308,7 @@ impl Sink {
         let mut n = 0;
         let clock = clock_ns();
         if at.after_flush {
-            n += put_event(&mut tail[n..], *b"OF]", None, clock);
+            n += put_event(&mut tail[n..], code::FLUSH_END, None, clock);
         }
         n += put_ends(&mut tail[n..], &at.open[..at.depth.min(MAX_DEPTH)], clock);
         let end = start + (rest.len() + n) as u64;
@@ -470,10 +470,10 @@ pub(super) fn put_ends(out: &mut [u8], open: &[u64], clock: u64) -> usize {
 /// entry that is none of these).
 fn put_end(out: &mut [u8], e: u64, clock: u64) -> usize {
     let (mcv, payload) = match e & 0xff {
-        0 => (*b"OHe", None),
-        PAUSE_MARK => (*b"OHr", None),
-        TASK_MARK => (*b"PPe", Some((e >> 32) as u32)),
-        WORKSHARING_MARK => (*b"PQe", Some((e >> 32) as u32)),
+        0 => (code::THREAD_END, None),
+        PAUSE_MARK => (code::THREAD_RESUME, None),
+        TASK_MARK => (code::TASK_END, Some((e >> 32) as u32)),
+        WORKSHARING_MARK => (code::WORKSHARING_END, Some((e >> 32) as u32)),
         v => match State::ALL.iter().find(|s| **s as u64 == v) {
             Some(s) => (s.ovni_code(false), None),
             None => return 0,

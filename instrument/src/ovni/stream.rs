@@ -43,7 +43,7 @@ pub(super) const WORKSHARING_MARK: u64 = 0x41;
 /// thread (`OHr`) before it ends anything else.
 pub(super) const PAUSE_MARK: u64 = 0x42;
 /// A stack entry's code for "a part of the running task (number in the high half) inside its
-/// previous part", recorded as nothing (`OvniRecorder::task_begin`): the closer writes no end.
+/// previous part", recorded as nothing (`OvniRecorder::record`): the closer writes no end.
 pub(super) const NESTED_PART_MARK: u64 = 0x43;
 /// Set in `committed` while the owner changes its state stack and writes the matching events
 /// (see `Stream::snapshot`); the word then also carries what the event may overwrite of the
@@ -140,7 +140,7 @@ pub(super) struct Stream {
     /// The owner's unused task numbers, `next..end` (taken from the process's counter a block
     /// at a time). Owner only (Relaxed).
     task_ids: [AtomicU32; 2],
-    /// A task creation not written yet (`OvniRecorder::task_created_later`): its number (0:
+    /// A task creation not written yet (`OvniRecorder::record_later`): its number (0:
     /// none), type and allocation state, written with the owner's next event, at that
     /// event's clock read. Owner only (Relaxed).
     later: [AtomicU32; 3],
@@ -455,14 +455,6 @@ impl Stream {
     pub(super) fn left(&self) {
         let d = self.depth.load(Ordering::Relaxed);
         self.depth.store(d.saturating_sub(1), Ordering::Relaxed);
-    }
-
-    /// Notes that the thread left its two innermost states or marks (a task's run and its
-    /// state, a worksharing part and its state, a state and the one around it).
-    #[inline]
-    pub(super) fn left_two(&self) {
-        self.left();
-        self.left();
     }
 
     /// The states the thread is in, outermost first, if it is in nothing else (no task, no

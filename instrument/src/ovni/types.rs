@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use super::stream::Stream;
 use super::{Small, append};
 use crate::format::Payload;
-use crate::{Site, Worksharing};
+use crate::{Site, Worksharing, code};
 
 thread_local! {
     /// Task and worksharing types this thread knows are declared in the process.
@@ -27,7 +27,7 @@ thread_local! {
 /// (declared in the stream if needed).
 #[inline]
 pub(super) fn created(st: &Stream, id: u32, site: Site) -> Small {
-    Small::two(*b"PPc", id, declared_task_type(st, site))
+    Small::two(code::TASK_CREATE, id, declared_task_type(st, site))
 }
 
 /// The type number of tasks whose code is `site`, declared in the stream if needed.
@@ -170,7 +170,7 @@ fn declare_slow(st: &Stream, tid: u32, label: impl FnOnce() -> String) {
         let mut b = tid.to_le_bytes().to_vec();
         b.extend_from_slice(&label.as_bytes()[..label.len().min(250)]);
         b.push(0);
-        append(st, *b"POc", Payload::Jumbo(b));
+        append(st, code::TYPE_CREATE, Payload::Jumbo(b));
         all.push(tid);
     }
     let _ = DECLARED.try_with(|d| d.borrow_mut().push(tid));

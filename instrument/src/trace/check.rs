@@ -1,8 +1,10 @@
 //! `oxiomp-trace check`: the rules a trace must follow, ovni's emulator's among them.
 
+use std::collections::{HashMap, HashSet};
+
 use super::{Trace, state_of};
-use crate::State;
 use crate::format::{self, Event};
+use crate::{State, code};
 
 impl Trace {
     /// Checks every stream; returns one message per problem (empty: the trace is valid).
@@ -18,7 +20,7 @@ impl Trace {
                 );
             }
             match t.events.first() {
-                Some(e) if &e.mcv == b"OHx" => {}
+                Some(e) if e.mcv == code::THREAD_EXECUTE => {}
                 Some(e) => say(0, format!("first event is {} (expected OHx, thread begins)", e.code())),
                 None => say(0, "no events".into()),
             }
@@ -33,7 +35,7 @@ impl Trace {
                 if ended {
                     say(i, format!("{} after the thread ended (OHe)", e.code()));
                 }
-                if &e.mcv == b"OHe" {
+                if e.mcv == code::THREAD_END {
                     ended = true;
                 }
                 if let Some((s, enter)) = state_of(&e.mcv) {
@@ -52,7 +54,7 @@ impl Trace {
             }
             // A thread ends with nothing open: the recorder ends what its thread is still in
             // (a worker waiting for work at exit, a task `exit()` was called from) before `OHe`.
-            let end = t.events.iter().position(|e| &e.mcv == b"OHe");
+            let end = t.events.iter().position(|e| e.mcv == code::THREAD_END);
             match end {
                 Some(i) if !stack.is_empty() => {
                     let open: Vec<String> = stack.iter().map(|s| format!("\"{}\"", s.label())).collect();
@@ -91,9 +93,9 @@ impl Trace {
             *e = (*e).max(t.loom_cpus());
         }
         let cpu_of = |e: &Event| -> Option<i32> {
-            match (&e.mcv, &e.payload) {
-                (b"OHx", format::Payload::ThreadExecute { cpu, .. }) => Some(*cpu),
-                (b"OAs", _) => e.payload_u32(0).map(|c| c as i32),
+            match (e.mcv, &e.payload) {
+                (code::THREAD_EXECUTE, format::Payload::ThreadExecute { cpu, .. }) => Some(*cpu),
+                (code::AFFINITY_SET, _) => e.payload_u32(0).map(|c| c as i32),
                 _ => None,
             }
         };
@@ -111,10 +113,10 @@ impl Trace {
                         e.code()
                     ));
                 }
-                match (&e.mcv, paused_at) {
-                    (b"OHp", None) => paused_at = Some(i),
-                    (b"OHr", Some(_)) => paused_at = None,
-                    (b"OHr", None) => {
+                match (e.mcv, paused_at) {
+                    (code::THREAD_PAUSE, None) => paused_at = Some(i),
+                    (code::THREAD_RESUME, Some(_)) => paused_at = None,
+                    (code::THREAD_RESUME, None) => {
                         problems.push(format!("{p}: event {i}: OHr but the thread is not paused"))
                     }
                     (_, Some(at)) => problems.push(format!(
@@ -130,7 +132,14 @@ impl Trace {
         for (s, t) in self.threads.iter().enumerate() {
             let evs = by_loom.entry(t.loom.as_str()).or_default();
             for (i, e) in t.events.iter().enumerate() {
-                if matches!(&e.mcv, b"OHx" | b"OAs" | b"OHp" | b"OHr" | b"OHe") {
+                if matches!(
+                    e.mcv,
+                    code::THREAD_EXECUTE
+                        | code::AFFINITY_SET
+                        | code::THREAD_PAUSE
+                        | code::THREAD_RESUME
+                        | code::THREAD_END
+                ) {
                     evs.push((e.clock, s, i));
                 }
             }
@@ -144,11 +153,11 @@ impl Trace {
             for (clock, s, i) in evs {
                 let e = &self.threads[s].events[i];
                 let was = (cpu.get(&s).copied(), running.get(&s).copied().unwrap_or(false));
-                let now = match &e.mcv {
-                    b"OHx" => (cpu_of(e), true),
-                    b"OAs" => (cpu_of(e), was.1),
-                    b"OHp" => (was.0, false),
-                    b"OHr" => (was.0, true),
+                let now = match e.mcv {
+                    code::THREAD_EXECUTE => (cpu_of(e), true),
+                    code::AFFINITY_SET => (cpu_of(e), was.1),
+                    code::THREAD_PAUSE => (was.0, false),
+                    code::THREAD_RESUME => (was.0, true),
                     _ => (was.0, false),
                 };
                 if let (Some(c), true) = (was.0, was.1) {
@@ -239,40 +248,72 @@ impl Trace {
         problems
     }
 
-    /// Every type is declared (`POc`) once per process, before it is used; every task is
-    /// created (`PPc`) before it runs (`PPx`, in clock order across streams), and ends (`PPe`)
-    /// on the thread that runs it, after it started.
+    /// The task and worksharing rules: each type declared once per process
+    /// ([`check_types_declared_once`](Self::check_types_declared_once)) and before its use
+    /// ([`check_types_declared_before_use`](Self::check_types_declared_before_use)),
+    /// worksharing parts nested and closed ([`check_worksharing_nesting`](Self::check_worksharing_nesting)),
+    /// tasks created before they run and ended where they run
+    /// ([`check_task_runs`](Self::check_task_runs)).
     fn check_tasks(&self) -> Vec<String> {
-        use std::collections::HashMap;
-        let id = |e: &Event| e.payload_u32(0);
+        let declared = self.type_declarations();
+        let mut problems = self.check_types_declared_once();
+        problems.extend(self.check_types_declared_before_use(&declared));
+        problems.extend(self.check_worksharing_nesting());
+        problems.extend(self.check_task_runs());
+        problems
+    }
+
+    /// Every `POc` of the trace: (process, type) and the stream path, event index and clock of
+    /// each declaration, in stream order.
+    fn declarations(&self) -> impl Iterator<Item = ((u32, u32), (&std::path::Path, usize, u64))> + '_ {
+        self.threads.iter().flat_map(|t| {
+            t.events.iter().enumerate().filter(|(_, e)| e.mcv == code::TYPE_CREATE).filter_map(
+                move |(k, e)| {
+                    let format::Payload::Jumbo(b) = &e.payload else { return None };
+                    let ty = u32::from_le_bytes(b.get(..4)?.try_into().ok()?);
+                    Some(((t.pid, ty), (t.path.as_path(), k, e.clock)))
+                },
+            )
+        })
+    }
+
+    /// When each type is declared (its first declaration), per (process, type).
+    fn type_declarations(&self) -> HashMap<(u32, u32), u64> {
+        let mut types = HashMap::new();
+        for (key, (_, _, clock)) in self.declarations() {
+            types.entry(key).or_insert(clock);
+        }
+        types
+    }
+
+    /// A type is declared once in its process (ovni's emulator refuses a second `POc`).
+    fn check_types_declared_once(&self) -> Vec<String> {
+        let mut seen = HashSet::new();
         let mut problems = Vec::new();
-        // Types, per process: (declared at, stream).
-        let mut types: HashMap<(u32, u32), u64> = HashMap::new();
-        for t in &self.threads {
-            for (k, e) in t.events.iter().enumerate().filter(|(_, e)| &e.mcv == b"POc") {
-                let format::Payload::Jumbo(b) = &e.payload else { continue };
-                if b.len() < 4 {
-                    continue;
-                }
-                let ty = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                if types.insert((t.pid, ty), e.clock).is_some() {
-                    problems.push(format!(
-                        "{}: event {k}: type {ty} declared a second time in process {}",
-                        t.path.display(),
-                        t.pid
-                    ));
-                }
+        for ((pid, ty), (path, k, _)) in self.declarations() {
+            if !seen.insert((pid, ty)) {
+                problems.push(format!(
+                    "{}: event {k}: type {ty} declared a second time in process {pid}",
+                    path.display()
+                ));
             }
         }
+        problems
+    }
+
+    /// A task's creation (`PPc`) and a worksharing part (`PQx`, `PQe`) use a type declared in
+    /// its process at or before its instant.
+    fn check_types_declared_before_use(&self, declared: &HashMap<(u32, u32), u64>) -> Vec<String> {
+        let mut problems = Vec::new();
         for t in &self.threads {
             for (k, e) in t.events.iter().enumerate() {
-                let ty = match &e.mcv {
-                    b"PPc" => e.payload_u32(4),
-                    b"PQx" | b"PQe" => e.payload_u32(0),
+                let ty = match e.mcv {
+                    code::TASK_CREATE => e.payload_u32(4),
+                    code::WORKSHARING_BEGIN | code::WORKSHARING_END => e.payload_u32(0),
                     _ => None,
                 };
                 let Some(ty) = ty else { continue };
-                match types.get(&(t.pid, ty)) {
+                match declared.get(&(t.pid, ty)) {
                     Some(&c) if c <= e.clock => {}
                     _ => problems.push(format!(
                         "{}: event {k}: {} uses type {ty}, not declared before",
@@ -282,26 +323,23 @@ impl Trace {
                 }
             }
         }
-        // Task numbers are per process.
-        let mut created: HashMap<(u32, u32), u64> = HashMap::new();
+        problems
+    }
+
+    /// Worksharing parts nest like states (`PQe` ends the innermost `PQx`, with its type) and
+    /// are all ended before the thread ends.
+    fn check_worksharing_nesting(&self) -> Vec<String> {
+        let mut problems = Vec::new();
         for t in &self.threads {
-            for e in t.events.iter().filter(|e| &e.mcv == b"PPc") {
-                if let Some(i) = id(e) {
-                    created.insert((t.pid, i), e.clock);
-                }
-            }
-        }
-        for t in &self.threads {
-            // Worksharing constructs nest like states: PQe ends the innermost PQx.
             let mut ws: Vec<u32> = Vec::new();
             for (k, e) in t.events.iter().enumerate() {
-                match (&e.mcv, id(e)) {
-                    (b"PQx", Some(ty)) => ws.push(ty),
-                    (b"PQe", Some(ty)) if ws.pop() != Some(ty) => problems.push(format!(
+                match (e.mcv, e.payload_u32(0)) {
+                    (code::WORKSHARING_BEGIN, Some(ty)) => ws.push(ty),
+                    (code::WORKSHARING_END, Some(ty)) if ws.pop() != Some(ty) => problems.push(format!(
                         "{}: event {k}: worksharing of type {ty} ends but is not the innermost one",
                         t.path.display()
                     )),
-                    (b"OHe", _) if !ws.is_empty() => problems.push(format!(
+                    (code::THREAD_END, _) if !ws.is_empty() => problems.push(format!(
                         "{}: event {k}: the thread ends (OHe) inside worksharing construct(s) of type {ws:?}",
                         t.path.display()
                     )),
@@ -309,12 +347,27 @@ impl Trace {
                 }
             }
         }
+        problems
+    }
+
+    /// A task runs (`PPx`) only once created (`PPc`, task numbers per process), its run ends
+    /// (`PPe`) on the thread running it innermost, and no thread ends while running one.
+    fn check_task_runs(&self) -> Vec<String> {
+        let mut created: HashMap<(u32, u32), u64> = HashMap::new();
+        for t in &self.threads {
+            for e in t.events.iter().filter(|e| e.mcv == code::TASK_CREATE) {
+                if let Some(i) = e.payload_u32(0) {
+                    created.insert((t.pid, i), e.clock);
+                }
+            }
+        }
+        let mut problems = Vec::new();
         for t in &self.threads {
             let mut running: Vec<u32> = Vec::new();
             for (k, e) in t.events.iter().enumerate() {
-                let Some(i) = id(e) else { continue };
-                match &e.mcv {
-                    b"PPx" => {
+                let Some(i) = e.payload_u32(0) else { continue };
+                match e.mcv {
+                    code::TASK_EXECUTE => {
                         match created.get(&(t.pid, i)) {
                             Some(&c) if c <= e.clock => {}
                             Some(&c) => problems.push(format!(
@@ -329,7 +382,7 @@ impl Trace {
                         }
                         running.push(i);
                     }
-                    b"PPe" if running.pop() != Some(i) => {
+                    code::TASK_END if running.pop() != Some(i) => {
                         problems.push(format!(
                             "{}: event {k}: task {i} ends but is not the task running here",
                             t.path.display()
@@ -338,7 +391,7 @@ impl Trace {
                     _ => {}
                 }
             }
-            if let Some(k) = t.events.iter().position(|e| &e.mcv == b"OHe")
+            if let Some(k) = t.events.iter().position(|e| e.mcv == code::THREAD_END)
                 && let Some(&i) = running.last()
             {
                 problems.push(format!(

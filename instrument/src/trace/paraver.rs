@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::{PCF_HEAD, Trace};
-use crate::State;
 use crate::format::{Event, Payload};
+use crate::{State, code};
 
 /// One Paraver trace: its three files' contents.
 pub struct ParaverFiles {
@@ -65,13 +65,13 @@ fn type_labels(trace: &Trace) -> HashMap<u32, TypeLabels> {
     for t in &trace.threads {
         let p = out.entry(t.pid).or_default();
         for e in &t.events {
-            match (&e.mcv, &e.payload) {
-                (b"PPc", _) => {
+            match (e.mcv, &e.payload) {
+                (code::TASK_CREATE, _) => {
                     if let (Some(id), Some(ty)) = (e.payload_u32(0), e.payload_u32(4)) {
                         p.task_type.insert(id, ty);
                     }
                 }
-                (b"POc", Payload::Jumbo(b)) if b.len() > 4 => {
+                (code::TYPE_CREATE, Payload::Jumbo(b)) if b.len() > 4 => {
                     let ty = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                     let text = &b[4..];
                     let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
@@ -93,33 +93,35 @@ fn timeline(events: &[Event], types: &TypeLabels) -> Vec<(u64, Shown)> {
     let mut labels: Vec<u64> = Vec::new();
     for e in events {
         let id = e.payload_u32(0);
-        match &e.mcv {
-            b"OHx" => {
+        match e.mcv {
+            code::THREAD_EXECUTE => {
                 running = true;
                 cpu = Some(match e.payload {
                     Payload::ThreadExecute { cpu, .. } => cpu,
                     _ => -1,
                 });
             }
-            b"OAs" => cpu = id.map(|c| c as i32),
-            b"OHp" | b"OHe" => running = false,
-            b"OHr" => running = true,
-            b"PPx" => {
+            code::AFFINITY_SET => cpu = id.map(|c| c as i32),
+            code::THREAD_PAUSE | code::THREAD_END => running = false,
+            code::THREAD_RESUME => running = true,
+            code::TASK_EXECUTE => {
                 let id = id.unwrap_or(0);
                 tasks.push(id as u64);
                 let ty = types.task_type.get(&id).copied().unwrap_or(0);
                 labels.push(types.label.get(&ty).copied().unwrap_or(0));
             }
-            b"PPe" => {
+            code::TASK_END => {
                 tasks.pop();
                 labels.pop();
             }
-            b"PQx" => labels.push(id.and_then(|ty| types.label.get(&ty).copied()).unwrap_or(0)),
-            b"PQe" => {
+            code::WORKSHARING_BEGIN => {
+                labels.push(id.and_then(|ty| types.label.get(&ty).copied()).unwrap_or(0))
+            }
+            code::WORKSHARING_END => {
                 labels.pop();
             }
             mcv => {
-                if let Some((s, enter)) = super::state_of(mcv) {
+                if let Some((s, enter)) = super::state_of(&mcv) {
                     if enter {
                         states.push(s);
                     } else {

@@ -235,7 +235,7 @@ impl EpochFlag {
     /// `help` between polls; `help` returns true when it did useful work (the spin budget
     /// then starts over). The time spent waiting awake is recorded as "Barrier: spin wait":
     /// `spinning` says whether that state is open (it stays open when the wait ends, for the
-    /// barrier's next wait or its end, `oxiomp_instrument::barrier_leave`).
+    /// barrier's next wait or its end, `barrier::trace_end`).
     #[inline]
     pub(crate) fn wait_reach_helping(
         &self,

@@ -23,6 +23,7 @@ use crate::task::Task;
 use crate::thread::{Thread, ThreadDesc};
 use crossbeam_utils::CachePadded;
 pub(crate) use fork_state::ForkState;
+use oxiomp_instrument::State;
 
 /// The code a team runs: `run(data, gtid, tid)` on every member.
 #[derive(Clone, Copy)]
@@ -49,7 +50,6 @@ impl Job {
     /// The state of a thread running the job (a user or an internal microtask).
     #[inline]
     fn state(&self) -> oxiomp_instrument::State {
-        use oxiomp_instrument::State;
         if self.internal { State::InternalMicrotask } else { State::UserMicrotask }
     }
 }
@@ -226,6 +226,7 @@ impl Team {
 
     /// At the end of a region on this team (every member's implicit task has ended): waits
     /// for the remaining tasks, running them, then for outside threads still finishing one.
+    #[inline(always)]
     pub(crate) fn finish_tasks(&self, th: Thread) {
         crate::task::drain(th, self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t));
         self.tasks.wait_foreign();
@@ -265,7 +266,7 @@ impl Team {
         let tid = th.tid() as usize;
         crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
         let spinning = self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
-        oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierPlain, spinning);
+        crate::barrier::trace_end(State::BarrierPlain, spinning);
     }
 
     /// Whether the calling thread (number `tid`, whose implicit task has now met `k` single
@@ -290,7 +291,7 @@ impl Team {
         let tid = th.tid();
         crate::task::drain(th, std::iter::once(&*self.implicit[tid as usize]));
         let (cancelled, spinning) = self.barrier.wait_cancellable(tid, &mut || crate::task::help_barrier(th));
-        oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierPlain, spinning);
+        crate::barrier::trace_end(State::BarrierPlain, spinning);
         cancelled
     }
 
@@ -359,6 +360,7 @@ impl Team {
     /// Resets the per-region construct state (the team is idle: the primary thread alone
     /// touches it, and the fork's release publishes it, hence Relaxed).
     /// Values are stored only where they changed (see `set`).
+    #[inline]
     fn begin_region(&mut self) {
         set(self.singles.get_mut(), 0);
         self.ring.reset();
@@ -645,7 +647,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
     for w in team.workers() {
         w.stop_helping();
     }
-    oxiomp_instrument::barrier_leave(oxiomp_instrument::State::BarrierJoin, spinning);
+    crate::barrier::trace_end(State::BarrierJoin, spinning);
     let mut team = team;
     team.primary.epochs = std::mem::take(&mut epochs);
     if team.primary.cg_reserved > 0 {

@@ -12,6 +12,7 @@ use std::ffi::c_void;
 
 use crate::thread::Thread;
 pub use dispatch::Chunk;
+use oxiomp_instrument::Event;
 pub use reduction::{Method, ReduceFn};
 pub use static_sched::StaticChunk;
 
@@ -220,10 +221,25 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     // in the previous chunk's state.
     if c.is_some() {
         ws.replace_chunk_open(true);
-        oxiomp_instrument::again_with(was_open, || loop_trace(ws).1);
+        if was_open {
+            oxiomp_instrument::record_with(|| {
+                let s = loop_trace(ws).1;
+                [Event::Leave(s), Event::Enter(s)]
+            });
+        } else {
+            oxiomp_instrument::record_with(|| [Event::Enter(loop_trace(ws).1)]);
+        }
     } else {
         let ending = ws.replace_loop_open(false);
-        oxiomp_instrument::leave_part_with(was_open, ending, || loop_trace(ws));
+        match (was_open, ending) {
+            (true, true) => oxiomp_instrument::record_with(|| {
+                let (w, s) = loop_trace(ws);
+                [Event::Leave(s), Event::WorksharingEnd(w)]
+            }),
+            (true, false) => oxiomp_instrument::record_with(|| [Event::Leave(loop_trace(ws).1)]),
+            (false, true) => oxiomp_instrument::record_with(|| [Event::WorksharingEnd(loop_trace(ws).0)]),
+            (false, false) => {}
+        }
     }
     c
 }

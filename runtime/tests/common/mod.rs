@@ -4,18 +4,23 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::thread::ThreadId;
 
-use oxiomp_instrument::{Recorder, State};
+use oxiomp_instrument::{Event, Recorder, State};
 
 /// Per thread, the (enter?, state) events in order.
 #[derive(Default)]
 pub struct Log(pub Mutex<HashMap<ThreadId, Vec<(bool, State)>>>);
 
 impl Recorder for Log {
-    fn push(&self, s: State) {
-        self.0.lock().unwrap().entry(std::thread::current().id()).or_default().push((true, s));
-    }
-    fn pop(&self, s: State) {
-        self.0.lock().unwrap().entry(std::thread::current().id()).or_default().push((false, s));
+    fn record(&self, events: &[Event]) {
+        let mut log = self.0.lock().unwrap();
+        let mine = log.entry(std::thread::current().id()).or_default();
+        for e in events {
+            match *e {
+                Event::Enter(s) => mine.push((true, s)),
+                Event::Leave(s) => mine.push((false, s)),
+                _ => {}
+            }
+        }
     }
 }
 
