@@ -79,10 +79,10 @@ macro_rules! states {
         $(
             #[doc = concat!("Enter \"", $label, "\".")]
             #[inline(always)]
-            pub fn $enter() { record(&[Event::Enter(State::$variant)]) }
+            pub fn $enter() { record_with(|| [Event::Enter(State::$variant)]) }
             #[doc = concat!("Leave \"", $label, "\".")]
             #[inline(always)]
-            pub fn $exit() { record(&[Event::Leave(State::$variant)]) }
+            pub fn $exit() { record_with(|| [Event::Leave(State::$variant)]) }
         )*
     };
 }
@@ -191,137 +191,145 @@ impl Worksharing {
 // The front ends: one call per instrumentation point. Each is one load of a cached flag and a
 // predictable branch while tracing is off; the events are put together only when it is on.
 
-/// Records `events` (at most [`MAX_GROUP`]), which happen at one instant, in this order.
+/// Records `events` (at most [`MAX_GROUP`]), which happen at one instant, in this order: for a
+/// group put together at run time (the front ends below and [`record_with`] are faster).
 #[inline(always)]
 pub fn record(events: &[Event]) {
-    let m = mode();
-    if m != OFF {
-        deliver(m, events)
+    if enabled() {
+        deliver_slice(events)
     }
 }
 
-/// Records the events `events()` gives (at most [`MAX_GROUP`]), at one instant: for events
-/// known only at run time, worked out only when tracing is on (the hot path does not load what
-/// they are made of).
+/// Records the events `events()` gives (at most [`MAX_GROUP`]), at one instant. `events` runs
+/// only when tracing is on (the hot path does not load what the events are made of), in a
+/// function of its own, out of line and cold: an instrumentation point adds one load, a
+/// branch and a call to the code around it, which the compiler then inlines and lays out as
+/// it would without tracing. In that function the group's shape is known, so the ovni
+/// recorder's dispatch on it folds away.
 #[inline(always)]
 pub fn record_with<const N: usize>(events: impl FnOnce() -> [Event; N]) {
-    let m = mode();
-    if m != OFF {
-        deliver(m, &events())
+    if enabled() {
+        outline(move || deliver(&events()))
     }
 }
 
-/// Hands `events` to the installed recorder (`m`: [`mode`], not `OFF`). The ovni recorder is
-/// called directly, inlined: its dispatch on the group's shape then folds away at each call
-/// site, whose shape is fixed.
+/// Runs `f`, out of line: one cold function per call site of [`record_with`].
+#[cold]
+#[inline(never)]
+fn outline(f: impl FnOnce()) {
+    f()
+}
+
+/// Hands `events` to the installed recorder; the ovni recorder directly (inlined).
 #[inline(always)]
-fn deliver(m: u8, events: &[Event]) {
-    if m == OVNI { ovni::OvniRecorder.record(events) } else { recorder().record(events) }
+fn deliver(events: &[Event]) {
+    if mode() == OVNI { ovni::OvniRecorder.record(events) } else { recorder().record(events) }
+}
+
+/// [`deliver`] for a group whose shape is known only at run time.
+#[cold]
+#[inline(never)]
+fn deliver_slice(events: &[Event]) {
+    deliver(events)
 }
 
 /// The calling thread is about to sleep in the kernel (ovni's `OHp`): call it right before
 /// the blocking call, and [`thread_resume`] right after; nothing else is recorded between.
 #[inline]
 pub fn thread_pause() {
-    record(&[Event::Pause])
+    record_with(|| [Event::Pause])
 }
 
 /// The calling thread runs again after [`thread_pause`] (ovni's `OHr`).
 #[inline]
 pub fn thread_resume() {
-    record(&[Event::Resume])
+    record_with(|| [Event::Resume])
 }
 
 /// The calling thread's CPU binding changed (a place, or the program's own affinity call):
 /// a recorder notes where the thread now runs (ovni's `OAs`).
 #[inline]
 pub fn affinity_changed() {
-    record(&[Event::AffinityChanged])
+    record_with(|| [Event::AffinityChanged])
 }
 
 /// The calling thread begins its part of worksharing construct `w` and enters `state` (its
 /// chunk, section, single, loop initialisation) at one instant.
 #[inline(always)]
 pub fn worksharing_enter(w: Worksharing, ident: usize, state: State) {
-    record(&[Event::WorksharingBegin { kind: w, ident }, Event::Enter(state)])
+    record_with(|| [Event::WorksharingBegin { kind: w, ident }, Event::Enter(state)])
 }
 
 /// The calling thread leaves `state` and ends its part of worksharing construct `w` at one
 /// instant.
 #[inline(always)]
 pub fn worksharing_leave(state: State, w: Worksharing) {
-    record(&[Event::Leave(state), Event::WorksharingEnd(w)])
+    record_with(|| [Event::Leave(state), Event::WorksharingEnd(w)])
 }
 
 /// The calling thread begins its part of worksharing construct `w`, in no state of its own.
 #[inline(always)]
 pub fn worksharing_begin(w: Worksharing, ident: usize) {
-    record(&[Event::WorksharingBegin { kind: w, ident }])
+    record_with(|| [Event::WorksharingBegin { kind: w, ident }])
 }
 
 /// The calling thread ends its part of a worksharing construct.
 #[inline(always)]
 pub fn worksharing_end(w: Worksharing) {
-    record(&[Event::WorksharingEnd(w)])
+    record_with(|| [Event::WorksharingEnd(w)])
 }
 
 /// The calling thread leaves state `from` and enters `to` at one instant.
 #[inline(always)]
 pub fn switch(from: State, to: State) {
-    record(&[Event::Leave(from), Event::Enter(to)])
+    record_with(|| [Event::Leave(from), Event::Enter(to)])
 }
 
 /// The calling thread passes through state `pass` into `to` at one instant: for a state that
 /// took no measurable time (an uncontended lock acquisition).
 #[inline(always)]
 pub fn pass_into(pass: State, to: State) {
-    record(&[Event::Enter(pass), Event::Leave(pass), Event::Enter(to)])
+    record_with(|| [Event::Enter(pass), Event::Leave(pass), Event::Enter(to)])
 }
 
 /// The calling thread leaves `from` and passes through state `pass` at one instant (an
 /// uncontended lock release).
 #[inline(always)]
 pub fn pass_out(from: State, pass: State) {
-    record(&[Event::Leave(from), Event::Enter(pass), Event::Leave(pass)])
+    record_with(|| [Event::Leave(from), Event::Enter(pass), Event::Leave(pass)])
 }
 
 /// Enter the state `state()` gives, one known only at run time (the generated `*_enter`
 /// functions otherwise): worked out only when tracing is on.
 #[inline(always)]
 pub fn enter_with(state: impl FnOnce() -> State) {
-    record(&[Event::Enter(state())])
+    record_with(|| [Event::Enter(state())])
 }
 
 /// Leave the state `state()` gives, as in [`enter_with`].
 #[inline(always)]
 pub fn leave_with(state: impl FnOnce() -> State) {
-    record(&[Event::Leave(state())])
+    record_with(|| [Event::Leave(state())])
 }
 
 /// The calling thread enters `state` (a task-running state) to run the task with trace
 /// number `id` (0: not traced; the state is still recorded).
 #[inline(always)]
 pub fn task_begin(state: State, id: u32) {
-    let m = mode();
-    if m != OFF {
-        if id != 0 {
-            deliver(m, &[Event::Enter(state), Event::TaskExecute(id)])
-        } else {
-            deliver(m, &[Event::Enter(state)])
-        }
+    if id != 0 {
+        record_with(|| [Event::Enter(state), Event::TaskExecute(id)])
+    } else {
+        record_with(|| [Event::Enter(state)])
     }
 }
 
 /// The calling thread stops running the task with trace number `id` and leaves `state`.
 #[inline(always)]
 pub fn task_finish(state: State, id: u32) {
-    let m = mode();
-    if m != OFF {
-        if id != 0 {
-            deliver(m, &[Event::TaskEnd(id), Event::Leave(state)])
-        } else {
-            deliver(m, &[Event::Leave(state)])
-        }
+    if id != 0 {
+        record_with(|| [Event::TaskEnd(id), Event::Leave(state)])
+    } else {
+        record_with(|| [Event::Leave(state)])
     }
 }
 
@@ -383,16 +391,15 @@ enum Around {
 /// are recorded even when the task gets no number).
 #[cold]
 fn task_created_slow(site: Site, around: Around) -> u32 {
-    let m = mode();
-    let ovni = m == OVNI;
+    let ovni = mode() == OVNI;
     let id = if ovni { ovni::OvniRecorder.task_number() } else { recorder().task_number() };
     let created = Event::TaskCreated { id, site };
     match (id, around) {
         (0, Around::Nothing) => {}
-        (0, Around::Leaving(s)) => deliver(m, &[Event::Leave(s)]),
-        (0, Around::Later(s)) => deliver(m, &[Event::Enter(s), Event::Leave(s)]),
-        (_, Around::Nothing) => deliver(m, &[created]),
-        (_, Around::Leaving(s)) => deliver(m, &[created, Event::Leave(s)]),
+        (0, Around::Leaving(s)) => deliver(&[Event::Leave(s)]),
+        (0, Around::Later(s)) => deliver(&[Event::Enter(s), Event::Leave(s)]),
+        (_, Around::Nothing) => deliver(&[created]),
+        (_, Around::Leaving(s)) => deliver(&[created, Event::Leave(s)]),
         (_, Around::Later(s)) => {
             let events = [Event::Enter(s), created, Event::Leave(s)];
             if ovni { ovni::OvniRecorder.record_later(&events) } else { recorder().record_later(&events) }

@@ -766,6 +766,58 @@ fn task_finish(id: u32, state: State) {
     });
 }
 
+/// Records passing through state `pass` into `to` at one instant.
+#[inline(never)]
+fn pass_into(pass: State, to: State) {
+    if let Some(st) = my_stream() {
+        let events = [Small::state(pass, true), Small::state(pass, false), Small::state(to, true)];
+        append_events(st, events, |st| st.entered(to));
+    }
+}
+
+/// Records leaving `from` and passing through state `pass` at one instant.
+#[inline(never)]
+fn pass_out(from: State, pass: State) {
+    if let Some(st) = my_stream() {
+        let events = [Small::state(from, false), Small::state(pass, true), Small::state(pass, false)];
+        append_events(st, events, Stream::left);
+    }
+}
+
+/// Records leaving `inner` and then `outer`, which encloses it, at one instant.
+#[inline(never)]
+fn leave_two(inner: State, outer: State) {
+    if let Some(st) = my_stream() {
+        append_events(st, [Small::state(inner, false), Small::state(outer, false)], |st| {
+            st.left();
+            st.left();
+        });
+    }
+}
+
+/// Records beginning a part of worksharing construct `w` (whose `ident_t` is `ident`) and
+/// entering `state`, at one instant.
+#[inline(never)]
+fn worksharing_enter(w: crate::Worksharing, ident: usize, state: State) {
+    let Some(st) = my_stream() else { return };
+    let ty = worksharing_type(st, w, ident, true);
+    append_events(st, [Small::one(code::WORKSHARING_BEGIN, ty), Small::state(state, true)], |st| {
+        st.worksharing_began(ty);
+        st.entered(state);
+    });
+}
+
+/// Records leaving `state` and ending the part of worksharing construct `w`, at one instant.
+#[inline(never)]
+fn worksharing_leave(state: State, w: crate::Worksharing) {
+    let Some(st) = my_stream() else { return };
+    let ty = worksharing_type(st, w, 0, false);
+    append_events(st, [Small::state(state, false), Small::one(code::WORKSHARING_END, ty)], |st| {
+        st.left();
+        st.left();
+    });
+}
+
 /// Records a group of any other shape (see `OvniRecorder::record`).
 #[inline(never)]
 fn record_group(events: &[crate::Event]) {
@@ -789,13 +841,18 @@ impl Recorder for OvniRecorder {
         use crate::Event as E;
         // The most frequent groups are written by functions of their own, without going
         // through `ovni_event` (tracing's cost on short constructs is made of a few such
-        // events): this stays a dispatch that jumps to them.
+        // events).
         match events {
             [E::Enter(s)] => enter(*s),
             [E::Leave(s)] => leave(*s),
             [E::Leave(a), E::Enter(b)] => switch(*a, *b),
             [E::Enter(s), E::TaskExecute(id)] => task_begin(*s, *id),
             [E::TaskEnd(id), E::Leave(s)] => task_finish(*id, *s),
+            [E::Leave(a), E::Leave(b)] => leave_two(*a, *b),
+            [E::Enter(a), E::Leave(b), E::Enter(c)] if a == b => pass_into(*a, *c),
+            [E::Leave(a), E::Enter(b), E::Leave(c)] if b == c => pass_out(*a, *b),
+            [E::WorksharingBegin { kind, ident }, E::Enter(s)] => worksharing_enter(*kind, *ident, *s),
+            [E::Leave(s), E::WorksharingEnd(kind)] => worksharing_leave(*s, *kind),
             _ => record_group(events),
         }
     }

@@ -217,7 +217,6 @@ impl Barrier {
     /// At the fork of the team's next region (the primary thread alone with the team): forgets
     /// the previous region's request and, if there was one, starts every member's episodes
     /// afresh (they may differ after a cancelled region).
-    #[inline]
     pub fn end_cancellation(&mut self) {
         // Relaxed: `&mut self`, no other thread looks at the barrier now.
         if self.cancel.load(Ordering::Relaxed) != 0 {
@@ -232,9 +231,9 @@ impl Barrier {
 #[inline(always)]
 pub(crate) fn trace_end(state: State, spinning: bool) {
     if spinning {
-        oxiomp_instrument::record(&[Event::Leave(State::BarrierSpinWait), Event::Leave(state)]);
+        oxiomp_instrument::record_with(|| [Event::Leave(State::BarrierSpinWait), Event::Leave(state)]);
     } else {
-        oxiomp_instrument::record(&[Event::Leave(state)]);
+        oxiomp_instrument::record_with(|| [Event::Leave(state)]);
     }
 }
 

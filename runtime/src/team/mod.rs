@@ -226,7 +226,6 @@ impl Team {
 
     /// At the end of a region on this team (every member's implicit task has ended): waits
     /// for the remaining tasks, running them, then for outside threads still finishing one.
-    #[inline(always)]
     pub(crate) fn finish_tasks(&self, th: Thread) {
         crate::task::drain(th, self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t));
         self.tasks.wait_foreign();
@@ -360,7 +359,6 @@ impl Team {
     /// Resets the per-region construct state (the team is idle: the primary thread alone
     /// touches it, and the fork's release publishes it, hence Relaxed).
     /// Values are stored only where they changed (see `set`).
-    #[inline]
     fn begin_region(&mut self) {
         set(self.singles.get_mut(), 0);
         self.ring.reset();
