@@ -191,15 +191,6 @@ impl Worksharing {
 // The front ends: one call per instrumentation point. Each is one load of a cached flag and a
 // predictable branch while tracing is off; the events are put together only when it is on.
 
-/// Records `events` (at most [`MAX_GROUP`]), which happen at one instant, in this order: for a
-/// group put together at run time (the front ends below and [`record_with`] are faster).
-#[inline(always)]
-pub fn record(events: &[Event]) {
-    if enabled() {
-        deliver_slice(events)
-    }
-}
-
 /// Records the events `events()` gives (at most [`MAX_GROUP`]), at one instant. `events` runs
 /// only when tracing is on (the hot path does not load what the events are made of), in a
 /// function of its own, out of line and cold: an instrumentation point adds one load, a
@@ -224,13 +215,6 @@ fn outline(f: impl FnOnce()) {
 #[inline(always)]
 fn deliver(events: &[Event]) {
     if mode() == OVNI { ovni::OvniRecorder.record(events) } else { recorder().record(events) }
-}
-
-/// [`deliver`] for a group whose shape is known only at run time.
-#[cold]
-#[inline(never)]
-fn deliver_slice(events: &[Event]) {
-    deliver(events)
 }
 
 /// The calling thread is about to sleep in the kernel (ovni's `OHp`): call it right before

@@ -760,10 +760,7 @@ fn task_finish(id: u32, state: State) {
     if st.end_nested_part(id) {
         return;
     }
-    append_events(st, [Small::one(code::TASK_END, id), Small::state(state, false)], |st| {
-        st.left();
-        st.left();
-    });
+    append_events(st, [Small::one(code::TASK_END, id), Small::state(state, false)], Stream::left_two);
 }
 
 /// Records passing through state `pass` into `to` at one instant.
@@ -788,10 +785,7 @@ fn pass_out(from: State, pass: State) {
 #[inline(never)]
 fn leave_two(inner: State, outer: State) {
     if let Some(st) = my_stream() {
-        append_events(st, [Small::state(inner, false), Small::state(outer, false)], |st| {
-            st.left();
-            st.left();
-        });
+        append_events(st, [Small::state(inner, false), Small::state(outer, false)], Stream::left_two);
     }
 }
 
@@ -812,10 +806,7 @@ fn worksharing_enter(w: crate::Worksharing, ident: usize, state: State) {
 fn worksharing_leave(state: State, w: crate::Worksharing) {
     let Some(st) = my_stream() else { return };
     let ty = worksharing_type(st, w, 0, false);
-    append_events(st, [Small::state(state, false), Small::one(code::WORKSHARING_END, ty)], |st| {
-        st.left();
-        st.left();
-    });
+    append_events(st, [Small::state(state, false), Small::one(code::WORKSHARING_END, ty)], Stream::left_two);
 }
 
 /// Records a group of any other shape (see `OvniRecorder::record`).

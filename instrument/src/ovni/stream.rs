@@ -457,6 +457,14 @@ impl Stream {
         self.depth.store(d.saturating_sub(1), Ordering::Relaxed);
     }
 
+    /// Notes that the thread left its two innermost states or marks (a task's run and its
+    /// state, a worksharing part and its state, a state and the one around it).
+    #[inline]
+    pub(super) fn left_two(&self) {
+        self.left();
+        self.left();
+    }
+
     /// The states the thread is in, outermost first, if it is in nothing else (no task, no
     /// worksharing part, not paused). Owner only.
     pub(super) fn open_states(&self) -> Option<Vec<State>> {
