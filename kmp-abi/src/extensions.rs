@@ -218,7 +218,8 @@ fn mask_result(r: Result<(), MaskError>) -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kmp_set_affinity_mask_proc(cpu: c_int, m: *mut MaskHandle) -> c_int {
     // SAFETY: per the contract.
-    unsafe { mask("kmp_set_affinity_mask_proc", m) }.map_or(-1, |k| mask_result(k.set(cpu)))
+    unsafe { mask("kmp_set_affinity_mask_proc", m) }
+        .map_or(-1, |k| mask_result(k.set(cpu, &Runtime::get().settings().mask)))
 }
 
 /// # Safety
@@ -247,7 +248,13 @@ pub unsafe extern "C" fn kmp_get_affinity_mask_proc(cpu: c_int, m: *mut MaskHand
 pub unsafe extern "C" fn kmp_set_affinity(m: *mut MaskHandle) -> c_int {
     // SAFETY: per the contract.
     let Some(k) = (unsafe { mask("kmp_set_affinity", m) }) else { return -1 };
-    k.apply(Thread::current()).map_or_else(|e| e.raw_os_error().unwrap_or(-1), |()| 0)
+    match k.apply() {
+        Ok(()) => {
+            Thread::current().forget_place();
+            0
+        }
+        Err(e) => e.raw_os_error().unwrap_or(-1),
+    }
 }
 
 /// Reads the calling thread's binding into the mask: 0, or the OS error number.

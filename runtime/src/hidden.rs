@@ -120,7 +120,7 @@ fn start() -> Option<&'static Team> {
             let at = crate::places::place_thread(*bind, 0, nplaces, 0, n, tid as u32);
             list.places[at.place as usize].clone()
         });
-        match crate::thread::spawn_hidden_helper(
+        match crate::lifecycle::spawn_hidden_helper(
             rt,
             desc,
             team,

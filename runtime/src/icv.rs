@@ -1,6 +1,8 @@
 //! Internal control variables (OpenMP 5.2 §2): the per-task data-environment ICVs that travel
 //! with every implicit task, and the device-wide ones set once from the environment.
 
+use std::cell::Cell;
+
 /// A loop schedule kind (`omp_sched_t` values, and libomp's two extensions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
@@ -203,6 +205,56 @@ pub enum DisplayEnv {
     False,
     True,
     Verbose,
+}
+
+/// A slot for ICVs a task body may have to save (see `task::state::ThreadState::icv_save`). Not an
+/// `Option<Icvs>`: creating an empty one must cost one store, not a copy of the whole struct.
+pub(crate) struct IcvSave {
+    full: Cell<bool>,
+    icvs: Cell<std::mem::MaybeUninit<Icvs>>,
+}
+
+impl IcvSave {
+    #[inline]
+    pub(crate) fn new() -> Self {
+        IcvSave { full: Cell::new(false), icvs: Cell::new(std::mem::MaybeUninit::uninit()) }
+    }
+
+    /// Makes the slot at `p` an empty one without writing the (uninitialised) ICV bytes.
+    ///
+    /// # Safety
+    /// `p` is valid for writes and holds no live slot.
+    #[inline]
+    pub(crate) unsafe fn init_empty(p: *mut IcvSave) {
+        // SAFETY: per the contract; `icvs` may stay uninitialised (it is a MaybeUninit), and
+        // `full` false says so.
+        unsafe { std::ptr::addr_of_mut!((*p).full).write(Cell::new(false)) };
+    }
+
+    pub(crate) fn put(&self, icvs: Icvs) {
+        self.icvs.set(std::mem::MaybeUninit::new(icvs));
+        self.full.set(true);
+    }
+
+    /// Whether ICVs were saved.
+    #[inline]
+    pub(crate) fn is_full(&self) -> bool {
+        self.full.get()
+    }
+
+    /// A copy of the saved ICVs, if any, leaving them saved.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<Icvs> {
+        // SAFETY: `full` is set only after `icvs` was written.
+        self.full.get().then(|| unsafe { self.icvs.get().assume_init() })
+    }
+
+    /// The saved ICVs, if any were saved.
+    #[inline]
+    pub(crate) fn take(&self) -> Option<Icvs> {
+        // SAFETY: `full` is set only after `icvs` was written.
+        self.full.replace(false).then(|| unsafe { self.icvs.get().assume_init() })
+    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,6 @@ pub mod affinity_format;
 #[cfg(not(loom))]
 pub mod allocator;
 pub mod barrier;
-#[cfg(not(loom))]
-mod current;
 pub(crate) mod sync;
 
 #[cfg(not(loom))]
@@ -32,6 +30,8 @@ pub mod hw_subset;
 pub mod icv;
 #[cfg(not(loom))]
 pub mod kmp_affinity;
+#[cfg(not(loom))]
+pub mod lifecycle;
 #[cfg(not(loom))]
 pub mod lock;
 #[cfg(not(loom))]

@@ -84,16 +84,16 @@ fn cpu_set_text(cpus: &[u32]) -> String {
 
 /// Binds the calling thread to the CPUs of one place. Returns false if the kernel refused.
 /// With `KMP_AFFINITY=verbose`, the binding is reported.
-pub fn bind_current_thread(cpus: &[u32]) -> bool {
+pub fn bind_current_thread(cpus: &[u32], gtid: i32) -> bool {
     // Relaxed: see `set_kmp_affinity`.
     let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
-    bind_current_thread_reporting(cpus, verbose.then_some("KMP_AFFINITY"))
+    bind_current_thread_reporting(cpus, gtid, verbose.then_some("KMP_AFFINITY"))
 }
 
 /// [`bind_current_thread`], reporting the binding under the setting `report` names, if any,
 /// in libomp's words (`OMP: Info #254: KMP_AFFINITY: pid .. tid .. thread <gtid> bound to OS
 /// proc set 0,1`), which scripts parse.
-pub(crate) fn bind_current_thread_reporting(cpus: &[u32], report: Option<&str>) -> bool {
+pub(crate) fn bind_current_thread_reporting(cpus: &[u32], gtid: i32, report: Option<&str>) -> bool {
     // SAFETY: as in `process_mask`, an all-zero cpu_set_t is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
@@ -109,7 +109,6 @@ pub(crate) fn bind_current_thread_reporting(cpus: &[u32], report: Option<&str>) 
         if let Some(setting) = report {
             // SAFETY: getpid and gettid have no preconditions.
             let (pid, tid) = unsafe { (libc::getpid(), libc::gettid()) };
-            let gtid = crate::Thread::peek().map_or(-1, |th| th.gtid());
             let ids: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
             crate::stderr_line(format_args!(
                 "OMP: Info #254: {setting}: pid {pid} tid {tid} thread {gtid} bound to OS proc set {}",
@@ -142,11 +141,11 @@ impl AffinityMask {
         usize::try_from(cpu).ok().filter(|&c| c < libc::CPU_SETSIZE as usize).ok_or(MaskError::OutOfRange)
     }
 
-    /// Adds `cpu`, which must be one the process may run on (its CPU set at start-up, not the
-    /// calling thread's binding now).
-    pub fn set(&mut self, cpu: i32) -> Result<(), MaskError> {
+    /// Adds `cpu`, which must be one of `available`, the CPUs the process may run on (its CPU
+    /// set at start-up, `Settings::mask`, not the calling thread's binding now).
+    pub fn set(&mut self, cpu: i32, available: &[u32]) -> Result<(), MaskError> {
         let c = Self::index(cpu)?;
-        if !crate::Runtime::get().settings().mask.contains(&(c as u32)) {
+        if !available.contains(&(c as u32)) {
             return Err(MaskError::NotAvailable);
         }
         // SAFETY: c < CPU_SETSIZE.
@@ -168,15 +167,15 @@ impl AffinityMask {
     }
 
     /// Binds the calling thread to the mask; the OS error if it refuses (an empty mask). The
-    /// thread is then bound to no place: its next region binds it again.
-    pub fn apply(&self, th: crate::Thread) -> Result<(), std::io::Error> {
+    /// thread is then bound to no place: the caller tells it so (`Thread::forget_place`), and
+    /// its next region binds it again.
+    pub fn apply(&self) -> Result<(), std::io::Error> {
         // SAFETY: a valid cpu_set_t of the size we pass; 0 is the calling thread.
         let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) };
         if rc != 0 {
             return Err(std::io::Error::last_os_error());
         }
         oxiomp_instrument::affinity_changed();
-        th.forget_place();
         Ok(())
     }
 

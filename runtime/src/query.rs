@@ -156,14 +156,14 @@ pub fn place_proc_ids(place: i32) -> &'static [u32] {
 }
 
 pub fn place_num() -> i32 {
-    Thread::current().place().map_or(-1, |p| p as i32)
+    Thread::current().place(Runtime::places).map_or(-1, |p| p as i32)
 }
 
 /// The calling task's place partition (place numbers), empty when no binding is in force.
 pub fn partition() -> std::ops::Range<i32> {
     let th = Thread::current();
     let i = th.icvs();
-    if i.bind == ProcBind::False && th.place().is_none() {
+    if i.bind == ProcBind::False && th.place(Runtime::places).is_none() {
         return 0..0;
     }
     let start = i.partition_start as i32;

@@ -291,6 +291,12 @@ impl Runtime {
         &self.settings
     }
 
+    /// The place list of the settings (`OMP_PLACES`, or one the binding implies).
+    #[inline]
+    pub fn places() -> &'static crate::places::PlaceList {
+        &Runtime::get().settings().places
+    }
+
     /// The number of CPUs the process may use.
     pub fn num_procs(&self) -> u32 {
         self.settings.mask.len().max(1) as u32
@@ -371,23 +377,23 @@ impl Runtime {
     pub(crate) fn acquire_workers(
         &'static self,
         k: usize,
-        out: &mut Vec<&'static ThreadDesc>,
-    ) -> Result<(), crate::thread::SpawnError> {
+        out: &mut Vec<crate::team::Member>,
+    ) -> Result<(), crate::lifecycle::SpawnError> {
         let start = out.len();
         let target = start + k;
         {
             let mut pool = self.pool.lock();
             while out.len() < target {
                 match pool.pop() {
-                    Some(w) => out.push(w),
+                    Some(w) => out.push(crate::team::Member::of(w)),
                     None => break,
                 }
             }
         }
         let mut result = Ok(());
         while out.len() < target {
-            match crate::thread::spawn_worker(self) {
-                Ok(w) => out.push(w),
+            match crate::lifecycle::spawn_worker(self) {
+                Ok(w) => out.push(crate::team::Member::of(w)),
                 Err(e) => {
                     result = Err(e);
                     break;
@@ -426,7 +432,7 @@ impl Runtime {
         if !th.outside_regions() {
             return Err(crate::error::Misuse::PauseInRegion);
         }
-        th.desc().release_hot_teams(self);
+        crate::lifecycle::release_hot_teams(th, self);
         // A retiring worker gives back the workers of its own nested teams: look again.
         loop {
             let idle = std::mem::take(&mut *self.pool.lock());
@@ -434,7 +440,7 @@ impl Runtime {
                 return Ok(());
             }
             for w in idle {
-                crate::thread::retire_worker(w);
+                crate::lifecycle::retire_worker(w);
                 self.retire(w);
             }
         }
@@ -446,7 +452,7 @@ impl Runtime {
     /// thread's, gtid 0, whose threadprivate copies are the variables themselves). Their teams
     /// are forgotten, not freed: a vanished thread may have left them half-written. The
     /// forking thread restarts as the child's initial thread
-    /// ([`ThreadDesc::restart_in_fork_child`]).
+    /// (`lifecycle::restart_in_fork_child`).
     fn restart_after_fork(&self) {
         let me = Thread::peek();
         // (Allocating here is fine with glibc and musl: their malloc is fork-safe.)
@@ -456,7 +462,7 @@ impl Runtime {
             if me.is_some_and(|m| std::ptr::eq(m.desc(), d)) {
                 continue;
             }
-            d.forget_state_after_fork(self);
+            d.forget_state_after_fork(self.settings.icvs);
             // Relaxed: the only thread.
             d.os_tid.store(0, Ordering::Relaxed);
             if crate::hidden::is_reserved(self, g) {
@@ -474,7 +480,7 @@ impl Runtime {
         *self.retired.lock() = workers;
         *self.ended.lock() = initials;
         if let Some(th) = me {
-            th.desc().restart_in_fork_child(self);
+            crate::lifecycle::restart_in_fork_child(th, self);
         }
         // Relaxed: the only thread; the count feeds the oversubscription hint.
         self.busy.store(u32::from(me.is_some()), Ordering::Relaxed);

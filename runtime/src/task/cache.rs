@@ -84,6 +84,16 @@ unsafe impl Sync for ClassCache {}
 // SAFETY: as above.
 unsafe impl Send for ClassCache {}
 
+oxiomp_instrument::thread_slot!(mod own_slot: *const BlockCache = "oxiomp_own_block_cache";);
+
+/// Makes `cache` the calling thread's own cache (its descriptor's, set with the thread's
+/// descriptor pointer: `thread::set_current`), or no cache (null): [`free`] without a cache
+/// named looks it up here.
+#[inline]
+pub(crate) fn set_own(cache: *const BlockCache) {
+    own_slot::set(cache);
+}
+
 /// The class of blocks of `size` bytes (the smallest of `CLASSES` that holds it).
 #[inline]
 fn class_of(size: usize) -> Option<usize> {
@@ -230,7 +240,9 @@ pub(crate) unsafe fn free(b: Block, size: usize, mine: Option<&BlockCache>) {
     };
     let mine = match mine {
         Some(c) => c.owns(home),
-        None => crate::thread::Thread::peek().is_some_and(|th| th.desc().task_cache().owns(home)),
+        // SAFETY: the slot holds null or the cache of the calling thread's descriptor, which
+        // is never freed (`set_own`).
+        None => unsafe { own_slot::get().as_ref() }.is_some_and(|c| c.owns(home)),
     };
     // SAFETY: as above; `mine` says whether `home` is the calling thread's own cache.
     unsafe { give_back(b, home, mine) }

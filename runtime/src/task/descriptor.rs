@@ -27,11 +27,11 @@ use std::ptr::NonNull;
 use super::cache::{self, Block, BlockCache, ClassCache};
 use super::deps::DepMap;
 use super::group::TaskGroup;
+use crate::icv::IcvSave;
 use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use crate::sync::release::DepRelease;
 use crate::sync::retire::{self, Retiring};
-use crate::team::Team;
-use crate::thread::IcvSave;
+use crate::team::descriptor::Team;
 
 /// The task's entry: `routine(gtid, task)`.
 pub type Routine = unsafe extern "C" fn(i32, *mut KmpTask) -> i32;
@@ -438,7 +438,7 @@ impl Task {
     /// Each field is stored only when it changed: the task of a member that created no task
     /// keeps its line clean, valid in the caches of the threads that read it.
     pub(crate) fn reset_implicit(&mut self, team: *const Team) {
-        use crate::team::set;
+        use crate::team::descriptor::set;
         set(&mut self.team, team);
         let me: *const Task = self;
         set(&mut self.root, me);

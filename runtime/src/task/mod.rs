@@ -16,7 +16,7 @@
 //! * Task scheduling constraint: a thread suspended in a tied task (taskwait, taskgroup end,
 //!   taskyield) only starts tied tasks that descend from it.
 
-mod cache;
+pub(crate) mod cache;
 pub mod deps;
 pub mod descriptor;
 pub mod graph;
@@ -30,7 +30,6 @@ mod wait;
 use std::ffi::c_void;
 use std::time::Instant;
 
-pub(crate) use cache::BlockCache;
 pub use deps::{Access, Dep};
 pub use descriptor::{KmpTask, KmpTaskloop, Routine, Task};
 pub use group::{Init, ItemSpec, TaskGroup};
@@ -40,10 +39,11 @@ pub use wait::{
     taskwait, taskyield, wait_deps,
 };
 
+use crate::icv::IcvSave;
 use crate::sync::WaitPolicy;
 use crate::sync::atomic::Ordering;
 use crate::sync::retire;
-use crate::thread::{IcvSave, Thread};
+use crate::thread::Thread;
 use descriptor::{
     Counted, CreationTrace, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, NewTask, State, TaskRef, final_bits,
     flags, release_ref,

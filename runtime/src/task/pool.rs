@@ -172,7 +172,11 @@ impl TaskPool {
     /// Steals from one source: a batch into the thief's deque `own` when given (`batch`), else
     /// one task (`one`). The tasks of a batch were in no queue while they moved, so a thread
     /// that looked for work meanwhile may have parked: it is woken if any are left over.
-    #[inline]
+    ///
+    /// Never inlined: a steal pins crossbeam's epoch, whose thread-local the compiler would
+    /// otherwise look up (`__tls_get_addr`) before `take`'s loop over the victims, on every
+    /// call of a waiter that finds every queue empty.
+    #[inline(never)]
     fn steal_into(
         &self,
         own: Option<&CachePadded<Worker<TaskRef>>>,

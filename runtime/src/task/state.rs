@@ -4,9 +4,10 @@
 
 use std::cell::Cell;
 
+use super::deps::Dep;
+use super::descriptor::Task;
 use super::prio::HeapRefused;
-use super::{Dep, Task};
-use crate::thread::IcvSave;
+use crate::icv::IcvSave;
 
 /// A thread's tasking state. `#[repr(C)]`: a debugger reads `task` (docs/architecture.md,
 /// *Descriptor layout*).

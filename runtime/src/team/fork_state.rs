@@ -7,9 +7,8 @@
 
 use std::cell::{Cell, RefCell};
 
-use super::{Strict, Team};
-use crate::icv::ProcBind;
-use crate::thread::Saved;
+use super::descriptor::Team;
+use crate::icv::{Icvs, ProcBind};
 
 /// A thread's fork state.
 #[derive(Default)]
@@ -39,6 +38,54 @@ struct Serial {
     #[allow(clippy::vec_box)]
     teams: Vec<Box<Team>>,
     saved: Vec<Saved>,
+}
+
+/// The `strict` modifier of a `num_threads` clause: the region must get the threads it asks
+/// for, or the program is told (`fatal`: it ends; otherwise a warning and the region runs with
+/// what it got). `text` names where and why (the clause's location and message).
+pub struct Strict {
+    pub fatal: bool,
+    pub text: String,
+}
+
+impl Strict {
+    #[cold]
+    pub(super) fn fell_short(&self, requested: u32, got: u32) {
+        let what = format!(
+            "{}: num_threads(strict: {requested}) gets only {got} thread{}",
+            self.text,
+            if got == 1 { "" } else { "s" }
+        );
+        if self.fatal {
+            crate::user_error(format_args!("{what}"));
+        }
+        crate::stderr_line(format_args!("oxiomp: warning: {what}"));
+    }
+}
+
+/// What a region saves of its encountering thread's state and restores at its end.
+#[derive(Clone, Copy)]
+pub(crate) struct Saved {
+    pub(crate) team: *const Team,
+    pub(crate) tid: u32,
+    pub(crate) icvs: Icvs,
+    pub(crate) ws: crate::worksharing::state::Saved,
+    pub(crate) task: crate::task::state::Saved,
+}
+
+impl Saved {
+    /// The team the thread was in.
+    pub(crate) fn team(&self) -> *const Team {
+        self.team
+    }
+
+    pub(crate) fn tid(&self) -> u32 {
+        self.tid
+    }
+
+    pub(crate) fn icvs(&self) -> &Icvs {
+        &self.icvs
+    }
 }
 
 impl ForkState {

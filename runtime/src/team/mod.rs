@@ -10,197 +10,43 @@
 //! its `joined` epoch (Release), which the primary waits for (Acquire) at the join. Between
 //! those two hand-overs the team is only read, so it needs no lock.
 
-mod fork_state;
+pub(crate) mod descriptor;
+pub(crate) mod fork_state;
 
 use std::ffi::c_void;
+use std::ptr::NonNull;
 
 use crate::barrier::Barrier;
-use crate::icv::{Icvs, ProcBind};
+use crate::icv::ProcBind;
 use crate::places::{self, Placement};
 use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::task::Task;
 use crate::thread::{Thread, ThreadDesc};
 use crossbeam_utils::CachePadded;
-pub(crate) use fork_state::ForkState;
+pub use descriptor::{Job, Outlined, Team};
+pub(crate) use descriptor::{Member, set};
+pub use fork_state::Strict;
 use oxiomp_instrument::State;
 
-/// The code a team runs: `run(data, gtid, tid)` on every member.
-#[derive(Clone, Copy)]
-pub struct Job {
-    pub run: unsafe fn(data: *const (), gtid: i32, tid: u32),
-    pub data: *const (),
-    /// The address of the user's code, for tools and debuggers (0 if none).
-    pub entry: usize,
-    /// A function of the runtime's own run on every member (a league of the teams construct,
-    /// which then runs the user's code), traced as "Runtime: internal microtask"; otherwise
-    /// the user's code, traced as "Runtime: user microtask".
-    pub internal: bool,
-}
-
-impl Job {
-    const NONE: Job = Job { run: no_job, data: std::ptr::null(), entry: 0, internal: false };
-
-    /// Whether `other` is the same job (the same function on the same data).
-    fn same(&self, other: &Job) -> bool {
-        // `internal` goes with `run` (only the league's function is internal).
-        self.run as usize == other.run as usize && self.data == other.data && self.entry == other.entry
-    }
-
-    /// The state of a thread running the job (a user or an internal microtask).
+impl Member {
+    /// The member that `desc`'s thread is.
     #[inline]
-    fn state(&self) -> oxiomp_instrument::State {
-        if self.internal { State::InternalMicrotask } else { State::UserMicrotask }
+    pub(crate) fn of(desc: &'static ThreadDesc) -> Member {
+        // SAFETY: the address of a thread descriptor.
+        unsafe { Member::from_addr(NonNull::from(desc).cast()) }
+    }
+
+    /// The member's thread descriptor.
+    #[inline]
+    pub(crate) fn desc(self) -> &'static ThreadDesc {
+        // SAFETY: a member holds a thread descriptor's address (`from_addr`'s contract), and
+        // descriptors are never freed.
+        unsafe { self.addr().cast::<ThreadDesc>().as_ref() }
     }
 }
-
-/// Stores `v` in `slot` unless it holds `v` already (see `run_team`: a store, even of the same
-/// value, takes the cache line away from the threads that read it).
-#[inline]
-pub(crate) fn set<T: PartialEq>(slot: &mut T, v: T) {
-    if *slot != v {
-        *slot = v;
-    }
-}
-
-unsafe fn no_job(_: *const (), _: i32, _: u32) {}
-
-/// A team of threads executing a parallel region (or a serialized region, or the implicit
-/// region of an initial thread). `#[repr(C)]`: the leading fields are read by debuggers.
-#[repr(C)]
-pub struct Team {
-    /// Threads in the team.
-    pub nthreads: u32,
-    /// Nesting level: parallel regions enclosing (and including) this one.
-    pub level: u32,
-    /// Active (more than one thread) regions among them.
-    pub active_level: u32,
-    /// The primary thread's thread number in the parent team.
-    pub parent_tid: u32,
-    /// The enclosing team (null for an initial thread's implicit team).
-    pub parent: *const Team,
-    /// gtid of the primary thread.
-    pub master_gtid: i32,
-    /// Team number and number of teams of the enclosing `teams` construct (0 / 1 outside).
-    pub team_num: i32,
-    pub num_teams: i32,
-    /// The user's outlined function, for tools.
-    pub entry: usize,
-    /// The `ident_t` of the construct, for diagnostics.
-    pub ident: *const c_void,
-    /// Members by thread number; `[0]` is the primary thread.
-    members: Vec<&'static ThreadDesc>,
-    barrier: Barrier,
-    job: Job,
-    /// The team's copy of a region's outlined function and arguments (`ForkRequest::outlined`).
-    outlined: Outlined,
-    argv: Vec<*mut c_void>,
-    /// The ICVs every implicit task of the team starts with.
-    icvs: Icvs,
-    /// Binding policy and the primary thread's place (None: no binding).
-    policy: ProcBind,
-    master_place: Option<u32>,
-    /// The contention group's thread count.
-    pub(crate) cg: *const AtomicU32,
-    /// The contention group counter of a team that starts one (league members).
-    cg_own: AtomicU32,
-    /// `single` constructs claimed so far in the current region.
-    singles: AtomicU32,
-    /// Dispatched loops in flight.
-    ring: crate::worksharing::dispatch::Ring,
-    /// Reductions and copyprivate.
-    exchange: crate::worksharing::reduction::Exchange,
-    /// Cancellation of a worksharing construct: its number + 1 (0: none). The region's own
-    /// cancellation belongs to the barrier (see `barrier`'s protocol).
-    cancel_ws: AtomicU32,
-    /// Doacross loops in flight: (worksharing number, state, members still in it).
-    doacross: parking_lot::Mutex<Vec<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>, u32)>>,
-    /// The hidden helper threads' team (see `hidden`): it runs no region, only tasks.
-    hidden: bool,
-    /// Ready and pending explicit tasks.
-    tasks: crate::task::pool::TaskPool,
-    /// The members' implicit tasks, by thread number.
-    implicit: Box<[CachePadded<Task>]>,
-    /// What only the primary thread writes at every fork and join, on a line of its own.
-    primary: CachePadded<PrimaryOnly>,
-}
-
-/// The part of a team only its primary thread touches, kept off the lines the workers read
-/// (which stay valid in their caches from region to region: see `set`).
-struct PrimaryOnly {
-    /// The `go` epoch each worker was released with, to wait for at the join.
-    epochs: Vec<u32>,
-    /// What this team reserved of the contention group, given back at the join.
-    cg_reserved: u32,
-}
-
-// SAFETY: a team is mutated only by its primary thread while no worker runs on it; workers
-// read it between the `go` (Acquire) and `joined` (Release) hand-overs. Raw pointers in it point
-// to teams and counters that outlive the region.
-unsafe impl Sync for Team {}
-// SAFETY: as above.
-unsafe impl Send for Team {}
 
 impl Team {
-    fn empty(icvs: Icvs) -> Team {
-        Team {
-            nthreads: 1,
-            level: 0,
-            active_level: 0,
-            parent_tid: 0,
-            parent: std::ptr::null(),
-            master_gtid: -1,
-            team_num: 0,
-            num_teams: 1,
-            entry: 0,
-            ident: std::ptr::null(),
-            members: Vec::new(),
-            barrier: Barrier::new(1),
-            job: Job::NONE,
-            outlined: Outlined { func: 0, argc: 0, argv: std::ptr::null() },
-            argv: Vec::new(),
-            icvs,
-            policy: ProcBind::False,
-            master_place: None,
-            cg: std::ptr::null(),
-            cg_own: AtomicU32::new(1),
-            singles: AtomicU32::new(0),
-            ring: crate::worksharing::dispatch::Ring::new(1),
-            exchange: crate::worksharing::reduction::Exchange::new(1),
-            cancel_ws: AtomicU32::new(0),
-            doacross: parking_lot::Mutex::new(Vec::new()),
-            hidden: false,
-            tasks: crate::task::pool::TaskPool::new(1),
-            implicit: Box::new([CachePadded::new(Task::implicit())]),
-            primary: CachePadded::new(PrimaryOnly { epochs: Vec::new(), cg_reserved: 0 }),
-        }
-    }
-
-    /// Points the implicit tasks at this team (after it reached its final address) and
-    /// resets them for a new region.
-    fn reset_implicit_tasks(&mut self) {
-        let me: *const Team = self;
-        for t in self.implicit.iter_mut() {
-            t.reset_implicit(me);
-        }
-    }
-
-    /// The implicit task of member `tid`.
-    pub(crate) fn implicit_task(&self, tid: u32) -> *const Task {
-        &*self.implicit[(tid as usize).min(self.implicit.len() - 1)]
-    }
-
-    /// The team's explicit tasks.
-    pub(crate) fn tasks(&self) -> &crate::task::pool::TaskPool {
-        &self.tasks
-    }
-
-    /// Whether this is the hidden helper threads' team (see `hidden`).
-    #[inline]
-    pub(crate) fn runs_hidden_tasks(&self) -> bool {
-        self.hidden
-    }
-
     /// The hidden helper threads' team (see `hidden`), `members` by thread number: it runs no
     /// region and never ends; its members take the hidden tasks from its pool. Its primary
     /// thread is gtid 1, a number libomp gives a helper that runs no task (here a descriptor
@@ -209,7 +55,7 @@ impl Team {
         let n = members.len() as u32;
         let mut t = Box::new(Team::empty(Runtime::get().settings().icvs));
         t.nthreads = n;
-        t.members = members;
+        t.members = members.into_iter().map(Member::of).collect();
         t.master_gtid = 1;
         t.hidden = true;
         t.barrier = Barrier::new(n);
@@ -226,6 +72,7 @@ impl Team {
 
     /// At the end of a region on this team (every member's implicit task has ended): waits
     /// for the remaining tasks, running them, then for outside threads still finishing one.
+    #[inline]
     pub(crate) fn finish_tasks(&self, th: Thread) {
         crate::task::drain(th, self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t));
         self.tasks.wait_foreign();
@@ -249,7 +96,7 @@ impl Team {
 
     /// The workers (members other than the primary thread).
     pub(crate) fn workers(&self) -> impl Iterator<Item = &'static ThreadDesc> + '_ {
-        self.members.iter().skip(1).copied()
+        self.members.iter().skip(1).map(|m| m.desc())
     }
 
     /// The team's barrier for member `th` (the current team): completes only when every
@@ -266,21 +113,6 @@ impl Team {
         crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
         let spinning = self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
         crate::barrier::trace_end(State::BarrierPlain, spinning);
-    }
-
-    /// Whether the calling thread (number `tid`, whose implicit task has now met `k` single
-    /// constructs) executes the k-th `single` of the region: the first thread to get there wins.
-    #[inline]
-    pub(crate) fn claim_single(&self, k: u32) -> bool {
-        // Every member passed single k-1 before reaching single k, and single k-1 was claimed by
-        // then, so the counter is at least k-1 here and exactly one CAS from k-1 succeeds.
-        // Relaxed: the decision guards no data; the construct's barrier publishes the body.
-        self.nthreads == 1
-            || self.singles.compare_exchange(k - 1, k, Ordering::Relaxed, Ordering::Relaxed).is_ok()
-    }
-
-    pub(crate) fn exchange(&self) -> &crate::worksharing::reduction::Exchange {
-        &self.exchange
     }
 
     /// A cancellation barrier (`__kmpc_cancel_barrier`) for member `th`: true, on every member
@@ -311,67 +143,6 @@ impl Team {
         self.barrier.cancelled_for(th.tid())
     }
 
-    /// Whether the region was cancelled at all (its tasks that have not started never do).
-    #[inline]
-    pub(crate) fn region_cancel_requested(&self) -> bool {
-        self.barrier.cancel_requested()
-    }
-
-    /// Records a cancellation request for worksharing construct `ws` (Relaxed: the request is
-    /// a flag other threads poll at cancellation points; the data the cancelled code touched
-    /// is ordered by the barriers that follow).
-    pub(crate) fn cancel_worksharing(&self, ws: u32) {
-        self.cancel_ws.store(ws.wrapping_add(1), Ordering::Relaxed);
-    }
-
-    /// Whether worksharing construct `ws` was cancelled.
-    #[inline]
-    pub(crate) fn worksharing_cancelled(&self, ws: u32) -> bool {
-        self.cancel_ws.load(Ordering::Relaxed) == ws.wrapping_add(1)
-    }
-
-    /// The doacross state of the loop numbered `key`, created by the first member to arrive.
-    pub(crate) fn doacross_join(
-        &self,
-        key: u32,
-        dims: &[crate::worksharing::doacross::Dim],
-    ) -> std::sync::Arc<crate::worksharing::doacross::Doacross> {
-        let mut list = self.doacross.lock();
-        if let Some(e) = list.iter().find(|e| e.0 == key) {
-            return e.1.clone();
-        }
-        let d = crate::worksharing::doacross::Doacross::new(dims);
-        list.push((key, d.clone(), self.nthreads));
-        d
-    }
-
-    /// A member is done with doacross loop `key`; the last one drops it.
-    pub(crate) fn doacross_leave(&self, key: u32) {
-        let mut list = self.doacross.lock();
-        if let Some(i) = list.iter().position(|e| e.0 == key) {
-            list[i].2 -= 1;
-            if list[i].2 == 0 {
-                list.swap_remove(i);
-            }
-        }
-    }
-
-    /// Resets the per-region construct state (the team is idle: the primary thread alone
-    /// touches it, and the fork's release publishes it, hence Relaxed).
-    /// Values are stored only where they changed (see `set`).
-    fn begin_region(&mut self) {
-        set(self.singles.get_mut(), 0);
-        self.ring.reset();
-        self.barrier.end_cancellation();
-        set(self.cancel_ws.get_mut(), 0);
-        self.reset_implicit_tasks();
-    }
-
-    /// The ring of dispatched-loop slots.
-    pub(crate) fn ring(&self) -> &crate::worksharing::dispatch::Ring {
-        &self.ring
-    }
-
     /// Makes the team `n` threads big with `me` as primary thread, reserving or returning
     /// workers as needed. When no more threads can be started the team is smaller: returns
     /// its size and why it is not `n`.
@@ -380,17 +151,18 @@ impl Team {
         n: u32,
         me: &'static ThreadDesc,
         rt: &'static Runtime,
-    ) -> (u32, Option<crate::thread::SpawnError>) {
+    ) -> (u32, Option<crate::lifecycle::SpawnError>) {
+        let me = Member::of(me);
         if self.members.is_empty() {
             self.members.push(me);
         }
-        if !std::ptr::eq(self.members[0], me) {
+        if self.members[0] != me {
             self.members[0] = me;
         }
         let cur = self.members.len();
         let mut why = None;
         if (n as usize) < cur {
-            rt.release_workers(self.members.drain(n as usize..));
+            rt.release_workers(self.members.drain(n as usize..).map(Member::desc));
         } else if n as usize > cur {
             why = rt.acquire_workers(n as usize - cur, &mut self.members).err();
         }
@@ -407,25 +179,9 @@ impl Team {
         (n as u32, why)
     }
 
-    /// Copies `o` and its arguments into the team (what changed only) and returns the copy.
-    ///
-    /// # Safety
-    /// `o.argv` holds `o.argc` pointers.
-    unsafe fn copy_outlined(&mut self, o: &Outlined) -> *const () {
-        if self.argv.len() < o.argc {
-            self.argv.resize(o.argc, std::ptr::null_mut());
-        }
-        // SAFETY: the caller's contract.
-        let src = unsafe { std::slice::from_raw_parts(o.argv, o.argc) };
-        for (d, s) in self.argv.iter_mut().zip(src) {
-            set(d, *s);
-        }
-        set(&mut self.outlined, Outlined { func: o.func, argc: o.argc, argv: self.argv.as_ptr() });
-        &self.outlined as *const Outlined as *const ()
-    }
-
     /// Runs the implicit task of thread `tid` of this team on `th`, then restores nothing: the
     /// caller restores its own state.
+    #[inline]
     pub(crate) fn run_member(&self, th: Thread, tid: u32) {
         let placement = self.placement(tid);
         let mut icvs = self.icvs;
@@ -435,7 +191,7 @@ impl Team {
         }
         th.begin_implicit_task(self, tid, icvs);
         if let Some(p) = placement {
-            th.bind(p.place);
+            th.bind(p.place, Runtime::places());
         }
         display_affinity(th);
         oxiomp_instrument::enter_with(|| self.job.state());
@@ -444,12 +200,6 @@ impl Team {
         unsafe { (self.job.run)(self.job.data, th.gtid(), tid) };
         crate::worksharing::end_left_loop(th);
         oxiomp_instrument::leave_with(|| self.job.state());
-    }
-
-    /// What decides where the team's members run: the binding policy, the primary thread's
-    /// place and the partition (`OMP_DISPLAY_AFFINITY` reprints when it changes).
-    pub(crate) fn placement_key(&self) -> (ProcBind, Option<u32>, u32, u32) {
-        (self.policy, self.master_place, self.icvs.partition_start, self.icvs.partition_len)
     }
 
     fn placement(&self, tid: u32) -> Option<Placement> {
@@ -493,21 +243,12 @@ impl ForkRequest {
     }
 }
 
-/// An outlined function and its arguments, as the C ABI passes them to a fork.
-#[repr(C)]
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Outlined {
-    pub func: usize,
-    pub argc: usize,
-    pub argv: *const *mut c_void,
-}
-
 /// Executes a parallel region: the encountering thread becomes the primary thread of a new
 /// team (or runs it alone, serialized) and returns after the join.
 pub fn fork(th: Thread, req: ForkRequest) {
     // A pending binding happens before the fork's own states begin: the thread moves while it
     // is in none of them (where ovni's emulator and our trace views agree on a CPU change).
-    th.bind_if_pending();
+    th.bind_if_pending(Runtime::places);
     oxiomp_instrument::fork_call_enter();
     let (n, bind) = decide_team(th);
     if n <= 1 {
@@ -523,7 +264,7 @@ pub fn fork(th: Thread, req: ForkRequest) {
     }
     run_team(th, n, bind, req, true);
     if crate::places::reset_on() && th.team().level == 0 {
-        th.reset_binding();
+        th.reset_binding(&Runtime::get().settings().mask);
     }
 }
 
@@ -622,7 +363,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         let master_place = if policy == ProcBind::False || nplaces == 0 {
             None
         } else {
-            Some(th.place().unwrap_or(saved.icvs().partition_start).min(nplaces - 1))
+            Some(th.place(Runtime::places).unwrap_or(saved.icvs().partition_start).min(nplaces - 1))
         };
         set(&mut t.master_place, master_place);
     }
@@ -666,7 +407,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
 /// A team is smaller than asked (`wanted` threads, `got`): the first time, one warning says
 /// why. Later teams cut short say nothing (the warning would repeat at every region).
 #[cold]
-fn team_smaller(wanted: u32, got: u32, why: Option<crate::thread::SpawnError>) {
+fn team_smaller(wanted: u32, got: u32, why: Option<crate::lifecycle::SpawnError>) {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     // Relaxed: only which warning is printed depends on it.
     if WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -703,7 +444,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     let t = unsafe { &mut *t };
     t.begin_region();
     t.members.clear();
-    t.members.push(th.desc());
+    t.members.push(Member::of(th.desc()));
     t.nthreads = 1;
     t.parent = parent_ptr;
     t.parent_tid = th.tid();
@@ -774,7 +515,8 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
     let nplaces = rt.settings().places.places.len() as u32;
     let teams_bind = rt.settings().globals.teams_bind;
     let placed = icvs.bind != ProcBind::False && nplaces > 0 && icvs.partition_len > 0;
-    let master_place = if placed { th.place().unwrap_or(icvs.partition_start).min(nplaces - 1) } else { 0 };
+    let master_place =
+        if placed { th.place(Runtime::places).unwrap_or(icvs.partition_start).min(nplaces - 1) } else { 0 };
     for k in 0..nteams {
         let mut t = Team::empty(icvs);
         t.level = parent.level;
@@ -840,7 +582,7 @@ unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
     let saved = th.save();
     th.begin_implicit_task(t, 0, t.icvs);
     if let Some(p) = t.master_place {
-        th.bind(p);
+        th.bind(p, Runtime::places());
     }
     oxiomp_instrument::user_microtask_enter();
     // SAFETY: as in `Team::run_member`.
@@ -882,29 +624,6 @@ fn intern(list: &[u32]) -> &'static [u32] {
     let l: &'static [u32] = Box::leak(list.into());
     lists.push(l);
     l
-}
-
-/// The `strict` modifier of a `num_threads` clause: the region must get the threads it asks
-/// for, or the program is told (`fatal`: it ends; otherwise a warning and the region runs with
-/// what it got). `text` names where and why (the clause's location and message).
-pub struct Strict {
-    pub fatal: bool,
-    pub text: String,
-}
-
-impl Strict {
-    #[cold]
-    fn fell_short(&self, requested: u32, got: u32) {
-        let what = format!(
-            "{}: num_threads(strict: {requested}) gets only {got} thread{}",
-            self.text,
-            if got == 1 { "" } else { "s" }
-        );
-        if self.fatal {
-            crate::user_error(format_args!("{what}"));
-        }
-        crate::stderr_line(format_args!("oxiomp: warning: {what}"));
-    }
 }
 
 /// Marks the next region's `num_threads` clause `strict` (after `push_num_threads*`).

@@ -52,7 +52,11 @@ use crate::sync::chunk_blocks;
 use crate::sync::slot_gate::{Entry, SlotGate};
 use crate::sync::wait::EpochFlag;
 use crate::worksharing::static_sched::trip_count;
-use crate::worksharing::strip_modifiers;
+
+/// A `sched_type` without the monotonic (1 << 29) and nonmonotonic (1 << 30) modifier bits.
+pub(crate) fn strip_modifiers(sched: i32) -> i32 {
+    sched & !(0x6000_0000)
+}
 
 /// Slots per team: loops a thread may run ahead of the slowest one.
 pub const RING: u32 = 8;
@@ -470,7 +474,7 @@ fn balanced_block(n: u64, nth: u32, tid: u32) -> (u64, u64) {
 /// then whole multiples of (the run-sched-var chunk times) the width. Adjusts the kind and
 /// chunk `kind_of` gave; other kinds pass through.
 pub fn simd_adjust(sched: i32, kind: Kind, over: Option<i64>, chunk: i64) -> (Kind, i64) {
-    if !matches!(super::strip_modifiers(sched), 46 | 47) {
+    if !matches!(strip_modifiers(sched), 46 | 47) {
         return (kind, over.unwrap_or(chunk));
     }
     let w = chunk.max(1);

@@ -12,14 +12,10 @@ use std::ffi::c_void;
 
 use crate::thread::Thread;
 pub use dispatch::Chunk;
+pub(crate) use dispatch::strip_modifiers;
 use oxiomp_instrument::Event;
 pub use reduction::{Method, ReduceFn};
 pub use static_sched::StaticChunk;
-
-/// A `sched_type` without the monotonic (1 << 29) and nonmonotonic (1 << 30) modifier bits.
-pub(crate) fn strip_modifiers(sched: i32) -> i32 {
-    sched & !(0x6000_0000)
-}
 
 /// `sched_type` values of `distribute` (dist_schedule static chunked / unchunked).
 const DISTRIBUTE_CHUNKED: i32 = 91;
