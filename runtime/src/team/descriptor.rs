@@ -203,11 +203,13 @@ impl Team {
     }
 
     /// The implicit task of member `tid`.
+    #[inline]
     pub(crate) fn implicit_task(&self, tid: u32) -> *const Task {
         &*self.implicit[(tid as usize).min(self.implicit.len() - 1)]
     }
 
     /// The team's explicit tasks.
+    #[inline]
     pub(crate) fn tasks(&self) -> &crate::task::pool::TaskPool {
         &self.tasks
     }
@@ -229,6 +231,7 @@ impl Team {
             || self.singles.compare_exchange(k - 1, k, Ordering::Relaxed, Ordering::Relaxed).is_ok()
     }
 
+    #[inline]
     pub(crate) fn exchange(&self) -> &crate::worksharing::reduction::Exchange {
         &self.exchange
     }
@@ -242,6 +245,7 @@ impl Team {
     /// Records a cancellation request for worksharing construct `ws` (Relaxed: the request is
     /// a flag other threads poll at cancellation points; the data the cancelled code touched
     /// is ordered by the barriers that follow).
+    #[inline]
     pub(crate) fn cancel_worksharing(&self, ws: u32) {
         self.cancel_ws.store(ws.wrapping_add(1), Ordering::Relaxed);
     }
@@ -291,6 +295,7 @@ impl Team {
     }
 
     /// The ring of dispatched-loop slots.
+    #[inline]
     pub(crate) fn ring(&self) -> &crate::worksharing::dispatch::Ring {
         &self.ring
     }
@@ -315,6 +320,7 @@ impl Team {
 
     /// What decides where the team's members run: the binding policy, the primary thread's
     /// place and the partition (`OMP_DISPLAY_AFFINITY` reprints when it changes).
+    #[inline]
     pub(crate) fn placement_key(&self) -> (ProcBind, Option<u32>, u32, u32) {
         (self.policy, self.master_place, self.icvs.partition_start, self.icvs.partition_len)
     }
