@@ -682,17 +682,20 @@ mod layout {
         );
         assert_eq!(
             [
-                offset_of!(Task, kind),
-                offset_of!(Task, flags),
-                offset_of!(Task, state),
-                offset_of!(Task, id),
-                offset_of!(Task, parent),
-                offset_of!(Task, root),
-                offset_of!(Task, team),
-                offset_of!(Task, depth),
+                offset_of!(Task, head.kind),
+                offset_of!(Task, head.flags),
+                offset_of!(Task, head.state),
+                offset_of!(Task, head.id),
+                offset_of!(Task, head.parent),
+                offset_of!(Task, head.root),
+                offset_of!(Task, head.team),
+                offset_of!(Task, head.depth),
             ],
             [0, 4, 8, 16, 32, 40, 48, 64]
         );
         assert_eq!(crate::task::descriptor::HEADER, 320);
+        // The counter its owner writes and the one other threads increment are on separate
+        // cache lines.
+        assert_ne!(offset_of!(Task, rest.created) / 64, offset_of!(Task, rest.completed) / 64);
     }
 }

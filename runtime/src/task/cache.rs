@@ -8,7 +8,7 @@
 //! takes over whole, in one swap, as its local list when that runs dry.
 //!
 //! The cache stores bytes, but its users keep one invariant on them: a block on a free list
-//! (local or remote) holds a task header *at rest* (descriptor.rs, `Task::write_rest`), so that a
+//! (local or remote) holds a task header *at rest* (descriptor.rs, `Rest`), so that a
 //! task allocated from the local list ([`BlockCache::try_alloc`]) writes only the fields that
 //! differ from task to task. A block from the system ([`BlockCache::alloc`] may return one)
 //! is written whole.

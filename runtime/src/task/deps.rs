@@ -136,7 +136,7 @@ struct NodeRef(*const Task);
 impl NodeRef {
     fn new(t: &Task) -> NodeRef {
         // Relaxed: the map's owner holds another reference while taking this one.
-        t.refs.fetch_add(1, Ordering::Relaxed);
+        t.rest.refs.fetch_add(1, Ordering::Relaxed);
         NodeRef(t)
     }
     fn get(&self) -> &Task {
@@ -209,14 +209,14 @@ pub(crate) struct DepMap {
 /// Adds the edge `pred -> succ` unless `pred` has completed.
 fn add_edge(pred: &Task, succ: &Task) {
     if !std::ptr::eq(pred, succ) {
-        pred.dep.add_edge(NonNull::from(succ), &succ.dep);
+        pred.rest.dep.add_edge(NonNull::from(succ), &succ.rest.dep);
     }
 }
 
 /// Drops completed members when a group grows large.
 fn prune(group: &mut Vec<NodeRef>) {
     if group.len() >= 64 && group.len().is_power_of_two() {
-        group.retain(|n| !n.get().dep.is_complete());
+        group.retain(|n| !n.get().rest.dep.is_complete());
     }
 }
 
@@ -224,7 +224,7 @@ impl DepMap {
     /// Registers `t`'s dependences (addresses deduplicated by the caller) and adds its edges.
     /// Returns the mutexinoutset locks the task must hold, sorted by address.
     pub(crate) fn register(&mut self, t: &Task, deps: &[Dep]) -> Vec<Arc<MutexSlot>> {
-        t.dep_tracked.store(true, Ordering::Relaxed); // Relaxed: read by the same thread later.
+        t.rest.dep_tracked.store(true, Ordering::Relaxed); // Relaxed: read by the same thread later.
         let mut mutexes = Vec::new();
         if deps.iter().any(|d| d.kind == Access::AllMemory) {
             self.register_all(t);
@@ -253,7 +253,7 @@ impl DepMap {
             };
             if !e.group.is_empty() && e.group_kind != gk {
                 // Close the open group behind a join node.
-                let j = alloc_node(Kind::Join, t.team);
+                let j = alloc_node(Kind::Join, t.head.team);
                 for g in e.group.drain(..) {
                     add_edge(g.get(), j);
                 }
@@ -327,10 +327,10 @@ impl DepMap {
 /// Drops the registration guard of `t`; true if `t` is ready now (the caller then makes it
 /// ready). For join nodes, completes them instead when ready.
 pub(crate) fn finish_registration(t: &Task) -> bool {
-    if !t.dep.arrive() {
+    if !t.rest.dep.arrive() {
         return false;
     }
-    if t.kind == Kind::Join {
+    if t.head.kind == Kind::Join {
         complete_join(t);
         return false;
     }
@@ -348,11 +348,11 @@ fn complete_join(j: &Task) {
 /// Marks `t` complete for dependence purposes and releases its successors: each one whose
 /// last predecessor this was is handed to `ready`.
 pub(crate) fn release_successors(t: &Task, ready: &mut dyn FnMut(&'static Task)) {
-    for p in t.dep.complete() {
+    for p in t.rest.dep.complete() {
         // SAFETY: a successor cannot complete (nor be freed) before this edge is released.
         let s: &'static Task = unsafe { &*p.as_ptr() };
-        if s.dep.arrive() {
-            match s.kind {
+        if s.rest.dep.arrive() {
+            match s.head.kind {
                 Kind::Join => complete_join(s),
                 _ => ready(s),
             }

@@ -105,9 +105,25 @@ pub enum State {
 pub(crate) const EVENT_BODY_DONE: u32 = 1;
 pub(crate) const EVENT_FULFILLED: u32 = 2;
 
-/// The runtime's task descriptor. `#[repr(C)]` with the debugger-visible fields first.
+/// The runtime's task descriptor, in three parts: [`Head`], written whole for every new task
+/// (the debugger-visible fields first); [`Rest`], the fields a block on a cache's free list
+/// holds at the values a new task starts with; and the ICV slot, empty at rest.
 #[repr(C)]
 pub struct Task {
+    pub head: Head,
+    pub(crate) rest: Rest,
+    /// The task's data-environment ICVs: a copy of its generating task's, taken when the task
+    /// is queued; empty for a task its creator runs at once (it borrows the thread's ICVs,
+    /// which are the generating task's). An if(0) task uses the slot to save the generating
+    /// task's ICVs if its body changes them (`begin_if0`). Implicit tasks keep theirs in the
+    /// thread's state. Touched only by the thread that creates or runs the task. Empty at
+    /// rest; its contents are left uninitialised when empty (a new task does not write them).
+    pub(crate) icvs: IcvSave,
+}
+
+/// What differs from task to task: written whole for each new task ([`Head::new`]).
+#[repr(C)]
+pub struct Head {
     pub kind: Kind,
     /// `kmp_tasking_flags_t` low bits as the compiler passed them.
     pub flags: u32,
@@ -135,6 +151,20 @@ pub struct Task {
     pub is_final: u32,
     /// Allocation size in bytes (0: not heap-allocated).
     pub size: usize,
+    /// The innermost taskgroup open in this task (starts as `group`). Touched only by the
+    /// thread executing the task.
+    pub(crate) cur_group: Cell<*const TaskGroup>,
+}
+
+/// What a free block rests with: the fields that hold, on a cache's free list, the values a
+/// new task starts with ([`Rest::new`]), so that a task allocated from the list writes only its
+/// [`Head`] (slab allocation with objects kept in their constructed state). A task's life
+/// leaves them as it found them when it ends the common way (run at once and retired quietly,
+/// see `retire_quietly`), but for one such an end changes and [`free_unshared`] puts back
+/// (`parts`; an if(0) task's `if0` and `outer_save` are put back by `complete_if0`); the other
+/// freeing path, [`release_ref_from`], writes them all.
+#[repr(C)]
+pub(crate) struct Rest {
     /// The block cache class the memory goes back to (null: the system allocator).
     pub(crate) home: *const ClassCache,
     /// Children generated so far (counted ones: not if0). Written only by the thread running
@@ -156,18 +186,9 @@ pub struct Task {
     pub(crate) event: AtomicU32,
     /// What the task waits for among its siblings, and its dependants (`sync/release.rs`).
     pub(crate) dep: DepRelease<NonNull<Task>>,
-    /// The innermost taskgroup open in this task (starts as `group`). Touched only by the
-    /// thread executing the task.
-    pub(crate) cur_group: Cell<*const TaskGroup>,
     /// The dependence map of this task's children (created on first use). Only the thread
     /// executing the task touches it.
     pub(crate) child_deps: UnsafeCell<Option<Box<DepMap>>>,
-    /// The task's data-environment ICVs: a copy of its generating task's, taken when the task
-    /// is queued; empty for a task its creator runs at once (it borrows the thread's ICVs,
-    /// which are the generating task's). An if(0) task uses the slot to save the generating
-    /// task's ICVs if its body changes them (`begin_if0`). Implicit tasks keep theirs in the
-    /// thread's state. Touched only by the thread that creates or runs the task.
-    pub(crate) icvs: IcvSave,
     /// An if(0) task: the thread's `icv_save` when it began, restored at its end.
     pub(crate) outer_save: Cell<*const IcvSave>,
     /// Whether the task runs as an if(0) task (`begin_if0`): all its parts run on its
@@ -176,7 +197,7 @@ pub struct Task {
     /// mutexinoutset locks the task holds while it runs (sorted), if any.
     pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
     /// Children completed, incremented by whoever completes one (`taskwait` waits until it
-    /// equals `created`). Last in the struct, away from `created`'s cache line.
+    /// equals `created`). Last, away from `created`'s cache line.
     pub(crate) completed: AtomicU32,
     /// Children retired (complete with all their descendants), modulo 2^31, and bit
     /// `SELF_DONE` once this task itself has completed. Barriers wait until an implicit task's
@@ -211,11 +232,11 @@ pub(crate) fn bump(c: &AtomicU32, delta: u32) {
 impl Retiring for Task {
     #[inline]
     fn spawned(&self) -> &AtomicU32 {
-        &self.spawned
+        &self.rest.spawned
     }
     #[inline]
     fn retired(&self) -> &AtomicU32 {
-        &self.retired
+        &self.rest.retired
     }
     #[inline]
     fn parent(&self) -> Option<&Task> {
@@ -223,34 +244,52 @@ impl Retiring for Task {
         // until it is freed (or its parent is suspended beneath it, or implicit and alive in
         // the team), and a retiring task is kept alive by the child (or the completion) that
         // retires it.
-        unsafe { self.parent.as_ref() }
+        unsafe { self.head.parent.as_ref() }
     }
     #[inline]
     fn is_root(&self) -> bool {
-        self.kind == Kind::Implicit
+        self.head.kind == Kind::Implicit
     }
 }
 
 /// Bytes reserved for the header: `kmp_task_t` starts 16-byte aligned after it.
 pub(crate) const HEADER: usize = (std::mem::size_of::<Task>() + 15) & !15;
 
-impl Task {
-    fn blank(kind: Kind) -> Task {
-        Task {
+impl Head {
+    /// The head of a new task of `kind`: a child of `parent` (inheriting its root, depth,
+    /// finality and open taskgroup), or with no parent (an implicit task, a dependence node),
+    /// with what it gets besides (`c`).
+    #[inline(always)]
+    fn new(kind: Kind, parent: Option<&Task>, c: ChildHead) -> Head {
+        let (parent, root, group, depth) = match parent {
+            Some(p) => (p as *const Task, p.head.root, p.head.cur_group.get(), p.head.depth + 1),
+            None => (std::ptr::null(), std::ptr::null(), std::ptr::null(), 0),
+        };
+        Head {
             kind,
-            flags: flags::TIED,
+            flags: c.flags,
             state: AtomicU32::new(State::Created as u32),
-            priority: Cell::new(0),
-            id: 0,
-            trace_id: 0,
-            parent: std::ptr::null(),
-            root: std::ptr::null(),
-            team: std::ptr::null(),
-            group: std::ptr::null(),
-            depth: 0,
-            is_final: 0,
-            size: 0,
-            home: std::ptr::null(),
+            priority: Cell::new(c.priority),
+            id: c.id,
+            trace_id: c.trace_id,
+            parent,
+            root,
+            team: c.team,
+            group,
+            depth,
+            is_final: c.is_final,
+            size: c.size,
+            cur_group: Cell::new(group),
+        }
+    }
+}
+
+impl Rest {
+    /// The fields at rest, the block's memory going back to `home`.
+    #[inline(always)]
+    fn new(home: *const ClassCache) -> Rest {
+        Rest {
+            home,
             created: AtomicU32::new(0),
             spawned: AtomicU32::new(0),
             counted: Cell::new(Counted::Lazy),
@@ -260,9 +299,7 @@ impl Task {
             parts: AtomicU32::new(0),
             event: AtomicU32::new(0),
             dep: DepRelease::new(),
-            cur_group: Cell::new(std::ptr::null()),
             child_deps: UnsafeCell::new(None),
-            icvs: IcvSave::new(),
             outer_save: Cell::new(std::ptr::null()),
             if0: Cell::new(false),
             mutexes: UnsafeCell::new(None),
@@ -271,12 +308,62 @@ impl Task {
         }
     }
 
-    /// Writes the header of a new explicit task, a child of `parent`, at the start of `block`
-    /// (`size` bytes), field by field: building a `Task` value and moving it there costs a
-    /// second pass over its 300 bytes (and the compiler zeroes the ICV slot's uninitialised
-    /// bytes on the way). Every field is written here (by [`Task::write_fresh`] and
-    /// [`Task::write_rest`]) but the ICV slot's contents, which `IcvSave::init_empty` leaves
-    /// uninitialised; [`Task::fields`] lists them all, so that a new field cannot be forgotten.
+    /// Whether every field holds its value of [`Rest::new`]`(home)`. The block is not in use
+    /// (nobody else touches it).
+    fn is_at_rest(&self, home: *const ClassCache) -> bool {
+        // Every field named (no `..`): a new field must be added here too.
+        let Rest {
+            home: h,
+            created,
+            spawned,
+            counted,
+            parent_ref,
+            dep_tracked,
+            refs,
+            parts,
+            event,
+            dep,
+            child_deps,
+            outer_save,
+            if0,
+            mutexes,
+            completed,
+            retired,
+        } = self;
+        std::ptr::eq(*h, home)
+            && created.load(Ordering::Relaxed) == 0
+            && spawned.load(Ordering::Relaxed) == 0
+            && counted.get() == Counted::Lazy
+            && !parent_ref.get()
+            && !dep_tracked.load(Ordering::Relaxed)
+            && refs.load(Ordering::Relaxed) == 1
+            && parts.load(Ordering::Relaxed) == 0
+            && event.load(Ordering::Relaxed) == 0
+            && dep.is_new()
+            // SAFETY: the block is not in use: nobody else touches these.
+            && unsafe { (*child_deps.get()).is_none() }
+            && outer_save.get().is_null()
+            && !if0.get()
+            // SAFETY: as above.
+            && unsafe { (*mutexes.get()).is_none() }
+            && completed.load(Ordering::Relaxed) == 0
+            && retired.load(Ordering::Relaxed) == 0
+    }
+}
+
+impl Task {
+    fn blank(kind: Kind) -> Task {
+        Task {
+            head: Head::new(kind, None, ChildHead::NONE),
+            rest: Rest::new(std::ptr::null()),
+            icvs: IcvSave::new(),
+        }
+    }
+
+    /// Writes the header of a new explicit task, a child of `parent`, at the start of `block`:
+    /// its [`Head`], and the rest at rest ([`Task::write_rest`]). The parts are written in
+    /// place: building a `Task` value and moving it there would cost a second pass over its 300
+    /// bytes (and the ICV slot's uninitialised bytes would be copied on the way).
     ///
     /// # Safety
     /// `block.ptr` is valid for writes of `HEADER` bytes, 16-aligned, and not in use.
@@ -290,141 +377,42 @@ impl Task {
         }
     }
 
-    /// Writes the fields of a new task's header that differ from task to task, in a block
-    /// whose other fields are at rest (see [`Task::write_rest`]): a block from a cache's
-    /// free list.
+    /// Writes the [`Head`] of a new task, a child of `parent`, in a block whose other fields
+    /// are at rest (see [`Rest`]): a block from a cache's free list.
     ///
     /// # Safety
-    /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and every field
-    /// [`Task::write_rest`] writes holds that value (or is written by the caller next).
+    /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and at rest (or put
+    /// at rest by the caller next).
     #[inline]
     unsafe fn write_fresh(p: *mut Task, parent: &Task, head: ChildHead) -> &'static Task {
-        use std::ptr::addr_of_mut;
-        let group = parent.cur_group.get();
-        // SAFETY: per the contract, each field lies inside the block; writes do not read or
-        // drop the old contents (plain data, or at rest).
+        // SAFETY: per the contract, the head lies inside the block; the write does not read or
+        // drop the old contents (plain data).
         unsafe {
-            addr_of_mut!((*p).kind).write(Kind::Explicit);
-            addr_of_mut!((*p).flags).write(head.flags);
-            addr_of_mut!((*p).state).write(AtomicU32::new(State::Created as u32));
-            addr_of_mut!((*p).priority).write(Cell::new(head.priority));
-            addr_of_mut!((*p).id).write(head.id);
-            addr_of_mut!((*p).trace_id).write(head.trace_id);
-            addr_of_mut!((*p).parent).write(parent);
-            addr_of_mut!((*p).root).write(parent.root);
-            addr_of_mut!((*p).team).write(head.team);
-            addr_of_mut!((*p).group).write(group);
-            addr_of_mut!((*p).depth).write(parent.depth + 1);
-            addr_of_mut!((*p).is_final).write(head.is_final);
-            addr_of_mut!((*p).size).write(head.size);
-            addr_of_mut!((*p).cur_group).write(Cell::new(group));
+            std::ptr::addr_of_mut!((*p).head).write(Head::new(Kind::Explicit, Some(parent), head));
             &*p
         }
     }
 
-    /// Puts the header at `p` at rest: every field that is not written fresh for each task
-    /// ([`Task::write_fresh`]) gets the value a new task starts with, `home` the block's cache.
-    /// These are the fields a task's life leaves as it found them when it ends the common way
-    /// (run at once and retired quietly, see `retire_quietly`), but for one that such an end
-    /// changes and [`free_unshared`] puts back (`parts`; an if(0) task's `if0` and
-    /// `outer_save` are put back by `complete_if0`). Blocks on a cache's free lists are at
-    /// rest (the freeing paths see to it: [`free_unshared`] as said, [`release_ref_from`]
-    /// writes them all), so that allocating from a free list writes only
-    /// [`Task::write_fresh`]'s fields: slab allocation with objects kept in their constructed
-    /// state.
+    /// Puts the header at `p` at rest: [`Rest::new`]`(home)` and an empty ICV slot (whose
+    /// contents are not written).
     ///
     /// # Safety
     /// `p` is valid for writes of `HEADER` bytes, 16-aligned, not in use, and its fields own
     /// nothing (never initialised, or dropped).
     #[inline]
     unsafe fn write_rest(p: *mut Task, home: *const ClassCache) {
-        use std::ptr::addr_of_mut;
-        // SAFETY: per the contract, each field lies inside the block; writes do not read or
+        // SAFETY: per the contract, the parts lie inside the block; the writes do not read or
         // drop the old contents.
         unsafe {
-            addr_of_mut!((*p).home).write(home);
-            addr_of_mut!((*p).created).write(AtomicU32::new(0));
-            addr_of_mut!((*p).spawned).write(AtomicU32::new(0));
-            addr_of_mut!((*p).counted).write(Cell::new(Counted::Lazy));
-            addr_of_mut!((*p).parent_ref).write(Cell::new(false));
-            addr_of_mut!((*p).dep_tracked).write(AtomicBool::new(false));
-            addr_of_mut!((*p).refs).write(AtomicU32::new(1));
-            addr_of_mut!((*p).parts).write(AtomicU32::new(0));
-            addr_of_mut!((*p).event).write(AtomicU32::new(0));
-            addr_of_mut!((*p).dep).write(DepRelease::new());
-            addr_of_mut!((*p).child_deps).write(UnsafeCell::new(None));
-            IcvSave::init_empty(addr_of_mut!((*p).icvs));
-            addr_of_mut!((*p).outer_save).write(Cell::new(std::ptr::null()));
-            addr_of_mut!((*p).if0).write(Cell::new(false));
-            addr_of_mut!((*p).mutexes).write(UnsafeCell::new(None));
-            addr_of_mut!((*p).completed).write(AtomicU32::new(0));
-            addr_of_mut!((*p).retired).write(AtomicU32::new(0));
+            std::ptr::addr_of_mut!((*p).rest).write(Rest::new(home));
+            IcvSave::init_empty(std::ptr::addr_of_mut!((*p).icvs));
         }
     }
 
-    /// Whether the header's resting fields (see [`Task::write_rest`]) hold their resting
-    /// values, `home` being `home`: what a block taken from a free list must satisfy. For
-    /// tests and debug builds.
+    /// Whether the header is at rest (see [`Rest`]), `home` being its cache: what a block
+    /// taken from a free list must satisfy. For tests and debug builds.
     pub(crate) fn is_at_rest(&self, home: *const ClassCache) -> bool {
-        std::ptr::eq(self.home, home)
-            && self.created.load(Ordering::Relaxed) == 0
-            && self.spawned.load(Ordering::Relaxed) == 0
-            && self.counted.get() == Counted::Lazy
-            && !self.parent_ref.get()
-            && !self.dep_tracked.load(Ordering::Relaxed)
-            && self.refs.load(Ordering::Relaxed) == 1
-            && self.parts.load(Ordering::Relaxed) == 0
-            && self.event.load(Ordering::Relaxed) == 0
-            && self.dep.is_new()
-            // SAFETY: the block is not in use: nobody else touches these.
-            && unsafe { (*self.child_deps.get()).is_none() }
-            && !self.icvs.is_full()
-            && self.outer_save.get().is_null()
-            && !self.if0.get()
-            // SAFETY: as above.
-            && unsafe { (*self.mutexes.get()).is_none() }
-            && self.completed.load(Ordering::Relaxed) == 0
-            && self.retired.load(Ordering::Relaxed) == 0
-    }
-
-    /// Names every field of `Task`, without `..`: adding a field breaks the build here, as a
-    /// reminder to initialise it in [`Task::blank`] and in [`Task::write_fresh`] or
-    /// [`Task::write_rest`] (and to check it in [`Task::is_at_rest`] if it rests).
-    #[allow(dead_code)]
-    fn fields(self) {
-        let Task {
-            kind: _,
-            flags: _,
-            state: _,
-            priority: _,
-            id: _,
-            trace_id: _,
-            parent: _,
-            root: _,
-            team: _,
-            group: _,
-            depth: _,
-            is_final: _,
-            size: _,
-            home: _,
-            created: _,
-            spawned: _,
-            counted: _,
-            parent_ref: _,
-            dep_tracked: _,
-            refs: _,
-            parts: _,
-            event: _,
-            dep: _,
-            cur_group: _,
-            child_deps: _,
-            icvs: _,
-            outer_save: _,
-            if0: _,
-            mutexes: _,
-            completed: _,
-            retired: _,
-        } = self;
+        self.rest.is_at_rest(home) && !self.icvs.is_full()
     }
 
     /// An implicit task for a team member.
@@ -439,16 +427,16 @@ impl Task {
     /// keeps its line clean, valid in the caches of the threads that read it.
     pub(crate) fn reset_implicit(&mut self, team: *const Team) {
         use crate::team::descriptor::set;
-        set(&mut self.team, team);
+        set(&mut self.head.team, team);
         let me: *const Task = self;
-        set(&mut self.root, me);
-        set(self.created.get_mut(), 0);
-        set(self.spawned.get_mut(), 0);
-        set(self.completed.get_mut(), 0);
-        set(self.retired.get_mut(), 0);
-        set(self.cur_group.get_mut(), std::ptr::null());
-        if self.child_deps.get_mut().is_some() {
-            *self.child_deps.get_mut() = None;
+        set(&mut self.head.root, me);
+        set(self.rest.created.get_mut(), 0);
+        set(self.rest.spawned.get_mut(), 0);
+        set(self.rest.completed.get_mut(), 0);
+        set(self.rest.retired.get_mut(), 0);
+        set(self.head.cur_group.get_mut(), std::ptr::null());
+        if self.rest.child_deps.get_mut().is_some() {
+            *self.rest.child_deps.get_mut() = None;
         }
     }
 
@@ -480,23 +468,23 @@ impl Task {
     }
 
     pub fn is_tied(&self) -> bool {
-        self.flags & flags::TIED != 0
+        self.head.flags & flags::TIED != 0
     }
 
     pub fn is_explicit(&self) -> bool {
-        self.kind == Kind::Explicit
+        self.head.kind == Kind::Explicit
     }
 
     pub(crate) fn team(&self) -> &Team {
         // SAFETY: a task's team outlives it: the region's end waits for all its tasks.
-        unsafe { &*self.team }
+        unsafe { &*self.head.team }
     }
 
     /// Whether every child generated so far has completed. Acquire: pairs with the
     /// completers' AcqRel increments (their effects are visible to the waiter).
     #[inline]
     pub(crate) fn children_done(&self) -> bool {
-        self.completed.load(Ordering::Acquire) == self.created.load(Ordering::Relaxed)
+        self.rest.completed.load(Ordering::Acquire) == self.rest.created.load(Ordering::Relaxed)
     }
 
     /// Implicit tasks: whether every descendant has completed (every child retired).
@@ -510,27 +498,27 @@ impl Task {
     /// creator's, saved for its end: not its own).
     #[inline]
     pub(crate) fn has_icvs(&self) -> bool {
-        self.icvs.is_full() && !self.if0.get()
+        self.icvs.is_full() && !self.rest.if0.get()
     }
 
     /// Whether `self` descends from `anc` (walking parents, which children keep alive).
     pub(crate) fn descends_from(&self, anc: &Task) -> bool {
-        let mut p = self.parent;
+        let mut p = self.head.parent;
         // SAFETY: each ancestor is kept alive by the reference its child holds.
         while let Some(t) = unsafe { p.as_ref() } {
             if std::ptr::eq(t, anc) {
                 return true;
             }
-            if t.depth <= anc.depth {
+            if t.head.depth <= anc.head.depth {
                 return false;
             }
-            p = t.parent;
+            p = t.head.parent;
         }
         false
     }
 }
 
-/// What a new explicit task's header gets besides what it inherits from its parent.
+/// What a new task's head gets besides what it inherits from its parent.
 struct ChildHead {
     /// The team whose threads run the task: its parent's, or the hidden helpers' (`hidden`).
     team: *const Team,
@@ -540,6 +528,20 @@ struct ChildHead {
     trace_id: u32,
     is_final: u32,
     priority: i32,
+}
+
+impl ChildHead {
+    /// What a task with no parent gets (an implicit task, a dependence node): tied, nothing
+    /// else.
+    const NONE: ChildHead = ChildHead {
+        team: std::ptr::null(),
+        flags: flags::TIED,
+        id: 0,
+        size: 0,
+        trace_id: 0,
+        is_final: 0,
+        priority: 0,
+    };
 }
 
 /// Where the parts of a new explicit task come from.
@@ -660,7 +662,7 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
         },
         // Branch-free: the parent's FINAL bit makes this task final and included.
         is_final: (n.flags & flags::FINAL != 0) as u32
-            | ((parent.is_final & final_bits::FINAL) * (final_bits::FINAL | final_bits::INCLUDED)),
+            | ((parent.head.is_final & final_bits::FINAL) * (final_bits::FINAL | final_bits::INCLUDED)),
         priority: 0,
     };
     // SAFETY: `p` is a fresh block of `size` bytes, 16-aligned; the header and the
@@ -697,20 +699,20 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
 /// task running on the calling thread): same size and body, its shareds pointer moved into the
 /// copy, fresh runtime state.
 pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) -> &'static Task {
-    let size = src.size;
+    let size = src.head.size;
     let block = cache.alloc(size);
     // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
     // creator's when it is queued, or borrows them when it runs in place.
     let head = ChildHead {
-        team: parent.team,
-        flags: src.flags,
+        team: parent.head.team,
+        flags: src.head.flags,
         id,
         size,
         // Not a task of the trace itself: each chunk that runs in the block is created there
         // as it starts (`run_in_place`).
         trace_id: 0,
-        is_final: src.is_final,
-        priority: src.priority.get(),
+        is_final: src.head.is_final,
+        priority: src.head.priority.get(),
     };
     // SAFETY: a fresh block of `size` bytes, 16-aligned.
     let t = unsafe { Task::write_child(block, parent, head) };
@@ -724,14 +726,14 @@ pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) 
 /// the shareds pointer into `dst`. Both are explicit tasks of the same size; `dst` is not
 /// running.
 pub(crate) fn copy_body(src: &Task, dst: &Task) {
-    debug_assert_eq!(src.size, dst.size);
+    debug_assert_eq!(src.head.size, dst.head.size);
     let src_base = src as *const Task as *const u8;
     let p = dst as *const Task as *mut u8;
     // SAFETY: both blocks are `size` bytes; the body after the header is plain data clang
     // laid out, which nobody else touches now; shareds, if any, keep their offset from the
     // block start.
     unsafe {
-        std::ptr::copy_nonoverlapping(src_base.add(HEADER), p.add(HEADER), src.size - HEADER);
+        std::ptr::copy_nonoverlapping(src_base.add(HEADER), p.add(HEADER), src.head.size - HEADER);
         let kt = p.add(HEADER) as *mut KmpTask;
         let sh = (*kt).shareds as *const u8;
         if !sh.is_null() {
@@ -747,7 +749,7 @@ pub(crate) fn chunk_privates(src: &Task) -> std::ops::Range<usize> {
     let fixed = HEADER + std::mem::size_of::<KmpTaskloop>();
     // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
     let sh = unsafe { (*src.kmp()).shareds } as usize;
-    let end = if sh == 0 { src.size } else { sh - src as *const Task as usize };
+    let end = if sh == 0 { src.head.size } else { sh - src as *const Task as usize };
     fixed..end.max(fixed)
 }
 
@@ -759,8 +761,8 @@ pub(crate) fn chunk_privates(src: &Task) -> std::ops::Range<usize> {
 /// to write. Both are explicit tasks of the same size.
 #[inline]
 pub(crate) fn refresh_chunk(src: &Task, dst: &Task, privates: &std::ops::Range<usize>) {
-    debug_assert_eq!(src.size, dst.size);
-    debug_assert!(privates.end <= src.size);
+    debug_assert_eq!(src.head.size, dst.head.size);
+    debug_assert!(privates.end <= src.head.size);
     // SAFETY: `privates` lies inside both blocks (it ends at most at `size`); the body is
     // plain data clang laid out, which nobody else touches now.
     unsafe {
@@ -776,8 +778,8 @@ pub(crate) fn refresh_chunk(src: &Task, dst: &Task, privates: &std::ops::Range<u
 /// A dependence node with no body (join point or taskwait-depend waiter).
 pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
     let mut t = Task::blank(kind);
-    t.team = team;
-    t.size = HEADER;
+    t.head.team = team;
+    t.head.size = HEADER;
     let l = cache::layout(HEADER);
     // SAFETY: non-zero size.
     let p = unsafe { std::alloc::alloc(l) };
@@ -803,18 +805,18 @@ pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
 /// ancestors are alive (suspended beneath on this thread, or held).
 pub(crate) fn hold_ancestors(t: &Task) {
     let mut x = t;
-    while !x.parent_ref.get() {
-        x.parent_ref.set(true);
+    while !x.rest.parent_ref.get() {
+        x.rest.parent_ref.set(true);
         // SAFETY: the parent is alive (see above).
-        let Some(parent) = (unsafe { x.parent.as_ref() }) else {
+        let Some(parent) = (unsafe { x.head.parent.as_ref() }) else {
             return;
         };
-        if parent.kind != Kind::Explicit {
+        if parent.head.kind != Kind::Explicit {
             return; // Implicit tasks live in their team: not counted.
         }
         // Relaxed: the parent is running on this thread or suspended beneath it; the
         // reference is released with AcqRel in `release_ref`.
-        parent.refs.fetch_add(1, Ordering::Relaxed);
+        parent.rest.refs.fetch_add(1, Ordering::Relaxed);
         x = parent;
     }
 }
@@ -830,18 +832,18 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
     let mut t = t;
     // SAFETY: the caller holds one of the references, so `t` is alive until the decrement.
     while let Some(task) = unsafe { t.as_ref() } {
-        if task.kind == Kind::Implicit {
+        if task.head.kind == Kind::Implicit {
             return;
         }
         // The only holder left (nobody can take a reference without holding one): no
         // read-modify-write. Acquire: pairs with the other holders' AcqRel decrements, so we
         // see their last use of the block. Otherwise AcqRel: the freeing thread must see every
         // other holder's last use.
-        if task.refs.load(Ordering::Acquire) != 1 && task.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
+        if task.rest.refs.load(Ordering::Acquire) != 1 && task.rest.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
-        let parent = if task.parent_ref.get() { task.parent } else { std::ptr::null() };
-        let (size, home) = (task.size, task.home);
+        let parent = if task.rest.parent_ref.get() { task.head.parent } else { std::ptr::null() };
+        let (size, home) = (task.head.size, task.rest.home);
         // SAFETY: the last reference is gone: nobody can reach the block any more. It came
         // from `alloc`/`duplicate` (a cache block of `size` bytes) or `alloc_node` (a system
         // block, home null). A cache block goes back at rest (what its free list requires).
@@ -866,7 +868,7 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
 /// fields (see [`Task::write_rest`]) only those put back here differ from their resting values.
 #[inline]
 pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
-    let (p, size, home) = (t as *const Task as *mut u8, t.size, t.home);
+    let (p, size, home) = (t as *const Task as *mut u8, t.head.size, t.rest.home);
     // Nothing to drop: the child map and the mutexinoutset locks are empty (no child, no
     // dependence), the successor list was never pushed to (the task was never in a map).
     // What a quiet end changed goes back to rest: a task run at once ran one part and was
@@ -876,7 +878,7 @@ pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
     // counted children, which would have kept `spawned` above 0), `refs` is 1, and nothing
     // else was touched (no dependences, no event, no parent reference). Relaxed: only this
     // thread ever saw the task.
-    t.parts.store(0, Ordering::Relaxed);
+    t.rest.parts.store(0, Ordering::Relaxed);
     // SAFETY: per the contract, the block is unreferenced; it came from `alloc` with `size`
     // bytes.
     unsafe { cache::free_own(Block { ptr: p, home }, size, mine) };

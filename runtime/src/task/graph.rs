@@ -86,11 +86,11 @@ pub fn successors(t: &Task) -> *mut DepnodeList {
 /// The tasks after `t`: its successors, with each join node replaced by the tasks after it;
 /// each once.
 fn collect(t: &Task, out: &mut Vec<NonNull<Task>>) {
-    for s in t.dep.successors() {
+    for s in t.rest.dep.successors() {
         // SAFETY: a successor stays allocated while it waits for `t`, which has not released
         // it (it is still in `t`'s list).
         let st = unsafe { s.as_ref() };
-        match st.kind {
+        match st.head.kind {
             Kind::Join => collect(st, out),
             Kind::Waiter => {}
             _ if !out.contains(&s) => out.push(s),

@@ -167,7 +167,16 @@ fn new_task(
     trace: CreationTrace,
 ) -> NewTask<'static> {
     let parent = current(th);
-    NewTask { parent, team: parent.team, id: next_id(th), flags, sizeof_task, sizeof_shareds, routine, trace }
+    NewTask {
+        parent,
+        team: parent.head.team,
+        id: next_id(th),
+        flags,
+        sizeof_task,
+        sizeof_shareds,
+        routine,
+        trace,
+    }
 }
 
 /// A task number unique in the process: the thread's gtid (bits 40 and up) and its own count
@@ -195,13 +204,13 @@ pub fn allow_completion_event(th: Thread, t: &Task) -> *mut c_void {
 /// [`Task::from_event`]); the task completes once its body has finished too. Returns an error
 /// for a task that is not detachable, or whose event was fulfilled before.
 pub fn fulfill_event(t: &'static Task) -> Result<(), crate::error::Misuse> {
-    if t.kind != Kind::Explicit || t.flags & flags::DETACHABLE == 0 {
+    if t.head.kind != Kind::Explicit || t.head.flags & flags::DETACHABLE == 0 {
         return Err(crate::error::Misuse::NotAnEvent);
     }
     let pool = t.team().tasks();
     pool.enter_foreign();
     // AcqRel: whoever sees both bits completes the task and must see the other side's writes.
-    let prev = t.event.fetch_or(EVENT_FULFILLED, Ordering::AcqRel);
+    let prev = t.rest.event.fetch_or(EVENT_FULFILLED, Ordering::AcqRel);
     let r = if prev & EVENT_FULFILLED != 0 {
         Err(crate::error::Misuse::EventFulfilledTwice)
     } else {
@@ -221,14 +230,18 @@ pub fn fulfill_event(t: &'static Task) -> Result<(), crate::error::Misuse> {
 pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), crate::error::Misuse> {
     // Relaxed: a new task is not shared yet; for a running untied task only `!= 0` matters,
     // and its running part keeps the count above 0 (see `submit`).
-    let parts = t.parts.load(Ordering::Relaxed);
-    if parts == 0 && t.flags & flags::PRIORITY == 0 && runs_at_once(t, || may_defer(th, t)) {
-        t.parts.store(1, Ordering::Relaxed);
+    let parts = t.rest.parts.load(Ordering::Relaxed);
+    if parts == 0 && t.head.flags & flags::PRIORITY == 0 && runs_at_once(t, || may_defer(th, t)) {
+        t.rest.parts.store(1, Ordering::Relaxed);
         run_at_once(th, t);
         return Ok(());
     }
     // As in `submit` (an if(0) task runs its parts nested instead).
-    if parts != 0 && std::ptr::eq(th.task_state().task(), t) && t.flags & flags::TIED == 0 && !t.if0.get() {
+    if parts != 0
+        && std::ptr::eq(th.task_state().task(), t)
+        && t.head.flags & flags::TIED == 0
+        && !t.rest.if0.get()
+    {
         rerun_here(th, t);
         return Ok(());
     }
@@ -253,16 +266,16 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), c
     // A task submitted for the first time is not shared yet (Relaxed, plain store below); a
     // running untied task re-submitting itself is the thread's current task, so its count is
     // above 0 while this part runs.
-    if t.parts.load(Ordering::Relaxed) != 0 {
-        if t.if0.get() {
+    if t.rest.parts.load(Ordering::Relaxed) != 0 {
+        if t.rest.if0.get() {
             // An untied if(0) task: undeferred, every part runs here, nested, on the ICVs the
             // task has now (borrowed: `has_icvs` is false), leaving its creator's saved ICVs
             // alone.
-            t.parts.fetch_add(1, Ordering::AcqRel);
+            t.rest.parts.fetch_add(1, Ordering::AcqRel);
             execute_part(th, t, true);
             return Ok(());
         }
-        if std::ptr::eq(th.task_state().task(), t) && t.flags & flags::TIED == 0 {
+        if std::ptr::eq(th.task_state().task(), t) && t.head.flags & flags::TIED == 0 {
             // Clang's untied task re-submits itself at each task scheduling point in its
             // region (the first as soon as it starts), after the point's own call (taskwait,
             // taskyield) and right before it returns. Its next part goes on here, on the same
@@ -274,15 +287,15 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), c
         return Err(crate::error::Misuse::TaskSubmittedTwice);
     }
     // Relaxed: not shared yet; the queue hand-over publishes it.
-    t.parts.store(1, Ordering::Relaxed);
-    if t.flags & flags::DETACHABLE != 0 {
+    t.rest.parts.store(1, Ordering::Relaxed);
+    if t.head.flags & flags::DETACHABLE != 0 {
         th.task_state().detach().forget(t);
     }
-    if t.flags & flags::PRIORITY != 0 {
+    if t.head.flags & flags::PRIORITY != 0 {
         // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
         let p = unsafe { (*t.kmp()).data2 } as i32;
         // The task is not shared yet (it is queued below).
-        t.priority.set(p.clamp(0, crate::query::max_task_priority()));
+        t.head.priority.set(p.clamp(0, crate::query::max_task_priority()));
     }
     let defer = may_defer(th, t);
     if runs_at_once(t, || defer) && (deps.is_empty() || siblings_done(t)) {
@@ -345,13 +358,13 @@ pub fn with_dep_buffer<R>(th: Thread, f: impl FnOnce(&mut Vec<Dep>) -> R) -> R {
 /// publishes the counts with the task. Its parent runs on this thread: only this thread
 /// writes the parent's counters.
 fn count_new(t: &Task) {
-    t.counted.set(Counted::Full);
+    t.rest.counted.set(Counted::Full);
     // SAFETY: the parent is alive (the task holds a reference on it, or it is implicit).
-    let parent = unsafe { &*t.parent };
-    descriptor::bump(&parent.created, 1);
-    descriptor::bump(&parent.spawned, 1);
+    let parent = unsafe { &*t.head.parent };
+    descriptor::bump(&parent.rest.created, 1);
+    descriptor::bump(&parent.rest.spawned, 1);
     // SAFETY: a taskgroup outlives the tasks generated in it.
-    if let Some(g) = unsafe { t.group.as_ref() } {
+    if let Some(g) = unsafe { t.head.group.as_ref() } {
         g.count.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -360,14 +373,14 @@ fn count_new(t: &Task) {
 fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
     deps::merge(deps);
     // SAFETY: the parent is the task running on this thread (it generates `t`), alive.
-    let parent = unsafe { &*t.parent };
+    let parent = unsafe { &*t.head.parent };
     // SAFETY: only the task running on this thread touches its child map, and no other
     // reference to the map lives across this call.
-    let map = unsafe { &mut *parent.child_deps.get() }.get_or_insert_with(Default::default);
+    let map = unsafe { &mut *parent.rest.child_deps.get() }.get_or_insert_with(Default::default);
     let mutexes = map.register(t, deps);
     if !mutexes.is_empty() {
         // SAFETY: the task is not queued yet.
-        unsafe { *t.mutexes.get() = Some(mutexes.into_boxed_slice()) };
+        unsafe { *t.rest.mutexes.get() = Some(mutexes.into_boxed_slice()) };
     }
     deps::finish_registration(t)
 }
@@ -377,10 +390,10 @@ fn register_deps(t: &Task, deps: &mut Vec<Dep>) -> bool {
 #[inline]
 pub(crate) fn may_defer(th: Thread, t: &Task) -> bool {
     let team = th.team();
-    !(std::ptr::eq(team, t.team)
-        && (t.is_final & final_bits::INCLUDED != 0
+    !(std::ptr::eq(team, t.head.team)
+        && (t.head.is_final & final_bits::INCLUDED != 0
             || team.nthreads == 1
-            || if t.priority.get() == 0 {
+            || if t.head.priority.get() == 0 {
                 at_cutoff(team.tasks().own_len(th.tid()))
             } else {
                 prio_cut_off(th)
@@ -432,7 +445,7 @@ pub(crate) fn run_in_place<const TRACED: bool>(
         run_destructors(t);
         // Relaxed: only this thread writes it (a chunk counts the children it generates;
         // their retirement goes to another word, see `sync/retire.rs`).
-        if t.spawned.load(Ordering::Relaxed) != 0 {
+        if t.rest.spawned.load(Ordering::Relaxed) != 0 {
             break;
         }
     }
@@ -523,7 +536,7 @@ fn call_part(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
 #[cold]
 #[inline(never)]
 fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
-    let trace_id = trace.unwrap_or(t.trace_id);
+    let trace_id = trace.unwrap_or(t.head.trace_id);
     oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
     // SAFETY: as in `call_part`.
     unsafe { r(gtid, t.kmp()) };
@@ -534,16 +547,16 @@ fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
 /// its chunks complete before their parent goes on, but children they leave behind must hold
 /// barriers.
 pub(crate) fn begin_in_place(t: &'static Task) {
-    t.counted.set(Counted::Retire);
+    t.rest.counted.set(Counted::Retire);
     // SAFETY: the parent is the task running on this thread, alive.
-    descriptor::bump(&unsafe { &*t.parent }.spawned, 1);
+    descriptor::bump(&unsafe { &*t.head.parent }.rest.spawned, 1);
 }
 
 /// Releases a block used by `run_in_place` (its destructors already ran).
 pub(crate) fn discard_after_run(t: &'static Task) {
-    t.state.store(State::Complete as u32, Ordering::Relaxed);
+    t.head.state.store(State::Complete as u32, Ordering::Relaxed);
     // SAFETY: no body runs any more: only we touch the map.
-    drop(unsafe { (*t.child_deps.get()).take() });
+    drop(unsafe { (*t.rest.child_deps.get()).take() });
     uncount(t);
     release_ref(t);
 }
@@ -558,11 +571,11 @@ fn schedule(th: Thread, t: &'static Task, defer: bool) {
         execute(th, t);
     } else {
         oxiomp_instrument::task_scheduling_enter();
-        t.state.store(State::Queued as u32, Ordering::Relaxed);
-        if std::ptr::eq(team, t.team) {
-            pool.push(Some(tid), TaskRef(t), t.priority.get());
+        t.head.state.store(State::Queued as u32, Ordering::Relaxed);
+        if std::ptr::eq(team, t.head.team) {
+            pool.push(Some(tid), TaskRef(t), t.head.priority.get());
         } else {
-            t.team().tasks().push(None, TaskRef(t), t.priority.get());
+            t.team().tasks().push(None, TaskRef(t), t.head.priority.get());
         }
         oxiomp_instrument::task_scheduling_exit();
     }
@@ -573,13 +586,13 @@ fn schedule(th: Thread, t: &'static Task, defer: bool) {
 
 /// A task whose dependences are satisfied (called by whoever released the last one).
 pub(crate) fn make_ready(t: &'static Task) {
-    match t.kind {
+    match t.head.kind {
         Kind::Waiter => {
             t.team().tasks().notify();
             release_ref(t);
         }
         _ => {
-            t.state.store(State::Queued as u32, Ordering::Relaxed);
+            t.head.state.store(State::Queued as u32, Ordering::Relaxed);
             let pool = t.team().tasks();
             match Thread::peek() {
                 // Onto this thread's deque only a task its scheduling constraint lets it start:
@@ -588,10 +601,10 @@ pub(crate) fn make_ready(t: &'static Task) {
                 // reason (its event fulfilled by a descendant of the anchor) goes where any
                 // member takes it: on top of the deque it hid the anchor's descendants below
                 // it from this thread, for ever in a team of one.
-                Some(th) if std::ptr::eq(th.team(), t.team) && may_start_here(th, t) => {
-                    pool.push(Some(th.tid()), TaskRef(t), t.priority.get())
+                Some(th) if std::ptr::eq(th.team(), t.head.team) && may_start_here(th, t) => {
+                    pool.push(Some(th.tid()), TaskRef(t), t.head.priority.get())
                 }
-                _ => pool.push(None, TaskRef(t), t.priority.get()),
+                _ => pool.push(None, TaskRef(t), t.head.priority.get()),
             }
         }
     }
@@ -606,7 +619,7 @@ fn may_start_here(th: Thread, t: &Task) -> bool {
     let ts = th.task_state();
     // SAFETY: the current task runs on this thread, alive.
     match unsafe { ts.task().as_ref() } {
-        Some(c) if !(c.kind == descriptor::Kind::Implicit && ts.at_barrier()) => t.descends_from(c),
+        Some(c) if !(c.head.kind == descriptor::Kind::Implicit && ts.at_barrier()) => t.descends_from(c),
         _ => true,
     }
 }
@@ -621,7 +634,7 @@ fn may_start_here(th: Thread, t: &Task) -> bool {
 fn siblings_done(t: &Task) -> bool {
     // SAFETY: the parent is the task generating `t` on this thread, alive while it runs.
     // Acquire (`children_done`): the completed siblings' writes happen-before `t`'s body.
-    unsafe { &*t.parent }.children_done()
+    unsafe { &*t.head.parent }.children_done()
 }
 
 /// Whether a new task without dependences runs right here, given the cut-off's answer
@@ -629,7 +642,7 @@ fn siblings_done(t: &Task) -> bool {
 /// always counted as a child (its event may complete it later, elsewhere).
 #[inline]
 fn runs_at_once(t: &Task, defer: impl FnOnce() -> bool) -> bool {
-    t.flags & flags::DETACHABLE == 0 && !defer()
+    t.head.flags & flags::DETACHABLE == 0 && !defer()
 }
 
 /// Runs a task its creator runs at once (the cut-off): without dependences (so without
@@ -638,7 +651,7 @@ fn runs_at_once(t: &Task, defer: impl FnOnce() -> bool) -> bool {
 #[inline]
 fn run_at_once(th: Thread, t: &'static Task) {
     // Not counted in its parent unless it ends with children left (`Counted::Lazy`).
-    t.state.store(State::Running as u32, Ordering::Relaxed);
+    t.head.state.store(State::Running as u32, Ordering::Relaxed);
     // A new task (its first part): its ICV slot is empty, as it rested on the free list.
     debug_assert!(!t.has_icvs());
     if is_cancelled(t) {
@@ -673,7 +686,7 @@ fn is_cancelled(t: &Task) -> bool {
 #[inline(never)]
 fn task_cancel_requested(t: &Task) -> bool {
     // SAFETY: as in `cancelled_in`.
-    cancel_requested(unsafe { t.group.as_ref() }, t.team())
+    cancel_requested(unsafe { t.head.group.as_ref() }, t.team())
 }
 
 /// Whether a task generated in taskgroup `group` (or null) of `team` must not start.
@@ -704,16 +717,16 @@ fn cancel_requested(g: Option<&TaskGroup>, team: &crate::team::Team) -> bool {
 fn retire_quietly(th: Thread, t: &'static Task) -> bool {
     // Relaxed loads: all these are written only by this thread (the task ran here, was never
     // queued, and nothing else references it while `spawned` is 0).
-    if t.flags & (flags::DETACHABLE | flags::DESTRUCTORS) != 0
-        || t.spawned.load(Ordering::Relaxed) != 0
-        || t.parent_ref.get()
-        || t.counted.get() != Counted::Lazy
-        || t.parts.load(Ordering::Relaxed) != 1
+    if t.head.flags & (flags::DETACHABLE | flags::DESTRUCTORS) != 0
+        || t.rest.spawned.load(Ordering::Relaxed) != 0
+        || t.rest.parent_ref.get()
+        || t.rest.counted.get() != Counted::Lazy
+        || t.rest.parts.load(Ordering::Relaxed) != 1
     {
         return false;
     }
-    debug_assert_eq!(t.refs.load(Ordering::Relaxed), 1);
-    debug_assert!(!t.dep_tracked.load(Ordering::Relaxed));
+    debug_assert_eq!(t.rest.refs.load(Ordering::Relaxed), 1);
+    debug_assert!(!t.rest.dep_tracked.load(Ordering::Relaxed));
     // No `Complete` state: the block is freed at once, and nothing can look at it.
     // SAFETY: as said above, this thread holds the only reference, and drops it here.
     unsafe { descriptor::free_unshared(t, th.desc().task_cache()) };
@@ -732,7 +745,7 @@ fn execute(th: Thread, t: &'static Task) -> bool {
 /// if it could not start (a mutexinoutset lock is busy; the task was put back).
 fn execute_part(th: Thread, t: &'static Task, started: bool) -> bool {
     // SAFETY: set before the task was queued; read by the thread that runs it.
-    let mutexes = unsafe { (*t.mutexes.get()).as_deref() };
+    let mutexes = unsafe { (*t.rest.mutexes.get()).as_deref() };
     if let Some(ms) = mutexes
         && !deps::lock_all(ms)
     {
@@ -740,7 +753,7 @@ fn execute_part(th: Thread, t: &'static Task, started: bool) -> bool {
         return false;
     }
     let cancelled = !started && is_cancelled(t);
-    t.state.store(State::Running as u32, Ordering::Relaxed);
+    t.head.state.store(State::Running as u32, Ordering::Relaxed);
     run_body(th, t, None, !cancelled);
     if let Some(ms) = mutexes {
         deps::unlock_all(ms);
@@ -757,19 +770,19 @@ fn finish_part(t: &'static Task, th: Option<Thread>) {
     // One part outstanding: ours, and only the running task could add another (it has
     // returned), so no read-modify-write is needed. Otherwise AcqRel: the completing thread
     // sees what every part did.
-    if t.parts.load(Ordering::Acquire) == 1 {
-        t.parts.store(0, Ordering::Relaxed);
+    if t.rest.parts.load(Ordering::Acquire) == 1 {
+        t.rest.parts.store(0, Ordering::Relaxed);
         complete(t, th);
-    } else if t.parts.fetch_sub(1, Ordering::AcqRel) == 1 {
+    } else if t.rest.parts.fetch_sub(1, Ordering::AcqRel) == 1 {
         complete(t, th);
     }
 }
 
 /// The body of `t` is done: complete it, unless it waits for its detach event.
 fn complete(t: &'static Task, th: Option<Thread>) {
-    if t.flags & flags::DETACHABLE != 0 {
+    if t.head.flags & flags::DETACHABLE != 0 {
         // AcqRel: pairs with `fulfill_event`.
-        let prev = t.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
+        let prev = t.rest.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
         if prev & EVENT_FULFILLED == 0 {
             return;
         }
@@ -780,11 +793,11 @@ fn complete(t: &'static Task, th: Option<Thread>) {
 /// Completes `t`: destructors, dependences, counts, then its own reference.
 fn finish(t: &'static Task, th: Option<Thread>) {
     run_destructors(t);
-    t.state.store(State::Complete as u32, Ordering::Relaxed);
+    t.head.state.store(State::Complete as u32, Ordering::Relaxed);
     // No more children can be generated: the map's references go.
     // SAFETY: the task's body has ended; only its completion touches the map now.
-    drop(unsafe { (*t.child_deps.get()).take() });
-    if t.dep_tracked.load(Ordering::Relaxed) {
+    drop(unsafe { (*t.rest.child_deps.get()).take() });
+    if t.rest.dep_tracked.load(Ordering::Relaxed) {
         oxiomp_instrument::task_releasing_deps_enter();
         deps::release_successors(t, &mut |s| make_ready(s));
         oxiomp_instrument::task_releasing_deps_exit();
@@ -796,7 +809,7 @@ fn finish(t: &'static Task, th: Option<Thread>) {
 /// Runs the destructors thunk of `t`'s privates, if the compiler gave one.
 fn run_destructors(t: &Task) {
     let kt = t.kmp();
-    if t.flags & flags::DESTRUCTORS != 0 {
+    if t.head.flags & flags::DESTRUCTORS != 0 {
         // SAFETY: clang stores its destructors thunk in data1 when it sets the flag; the thunk
         // takes (gtid, task).
         unsafe {
@@ -849,7 +862,7 @@ fn uncount_hidden(t: &Task, team: &crate::team::Team) {
 fn origin_team(t: &Task) -> &crate::team::Team {
     let mut n = t;
     // SAFETY: see above; an explicit task's parent is never null.
-    while let Some(p) = unsafe { n.parent.as_ref() } {
+    while let Some(p) = unsafe { n.head.parent.as_ref() } {
         if !p.team().runs_hidden_tasks() {
             return p.team();
         }
@@ -861,23 +874,23 @@ fn origin_team(t: &Task) -> &crate::team::Team {
 /// Takes `t`'s counts back (see [`uncount`]); true if a count reached 0, so that its waiters
 /// must be woken.
 fn drop_counts(t: &Task) -> bool {
-    match t.counted.get() {
+    match t.rest.counted.get() {
         Counted::Lazy => return uncount_lazy(t),
         Counted::Retire => return uncount_undeferred(t),
         Counted::Full => {}
     }
     let mut zero = false;
     // SAFETY: a taskgroup outlives its tasks; we do not touch it after the decrement.
-    if let Some(g) = unsafe { t.group.as_ref() } {
+    if let Some(g) = unsafe { t.head.group.as_ref() } {
         zero |= g.count.fetch_sub(1, Ordering::SeqCst) == 1;
     }
     // SAFETY: our reference keeps an explicit parent alive; implicit ones live in the team.
-    let parent = unsafe { &*t.parent };
+    let parent = unsafe { &*t.head.parent };
     // SeqCst (an AcqRel chain): the last completer has synchronised with every earlier one,
     // each of which saw `created` as of its own child's creation, so it sees the final
     // `created` when the parent waits (see README.md).
-    let done = parent.completed.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
-    zero |= done == parent.created.load(Ordering::Relaxed);
+    let done = parent.rest.completed.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
+    zero |= done == parent.rest.created.load(Ordering::Relaxed);
     // The task's subtree is done if it never had children (none can come now), or when the
     // last one retires (`sync/retire.rs` arbitrates between us and that child).
     if retire::self_done(t) {
@@ -890,9 +903,9 @@ fn drop_counts(t: &Task) -> bool {
 /// parent is suspended on this thread); otherwise it retires like any task. True if its
 /// retirement ended a root's tree.
 fn uncount_undeferred(t: &Task) -> bool {
-    if t.spawned.load(Ordering::Relaxed) == 0 {
+    if t.rest.spawned.load(Ordering::Relaxed) == 0 {
         // SAFETY: as in `begin_in_place`: the parent is suspended beneath the task here.
-        descriptor::bump(&unsafe { &*t.parent }.spawned, u32::MAX);
+        descriptor::bump(&unsafe { &*t.head.parent }.rest.spawned, u32::MAX);
         return false;
     }
     retire_undeferred(t)
@@ -905,12 +918,12 @@ fn uncount_undeferred(t: &Task) -> bool {
 /// task began) and retires like any task. A block that never ran has no children. True if
 /// its retirement ended a root's tree.
 fn uncount_lazy(t: &Task) -> bool {
-    if t.spawned.load(Ordering::Relaxed) == 0 {
+    if t.rest.spawned.load(Ordering::Relaxed) == 0 {
         return false;
     }
     // SAFETY: as said above, the parent is alive beneath this task.
-    descriptor::bump(&unsafe { &*t.parent }.spawned, 1);
-    t.counted.set(Counted::Retire);
+    descriptor::bump(&unsafe { &*t.head.parent }.rest.spawned, 1);
+    t.rest.counted.set(Counted::Retire);
     retire_undeferred(t)
 }
 
@@ -926,21 +939,21 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     // Not counted unless it ends with children left (`Counted::Lazy`): it completes before
     // the encountering task goes on; a detachable one may complete later, on another thread,
     // and is counted as a child.
-    if t.flags & flags::DETACHABLE != 0 {
+    if t.head.flags & flags::DETACHABLE != 0 {
         descriptor::hold_ancestors(t);
         count_new(t);
         enter_detached_if0(th, t);
     }
     // Not shared yet and never scheduled (parts was 0): a plain store, no locked RMW.
-    t.parts.store(1, Ordering::Relaxed);
-    t.state.store(State::Running as u32, Ordering::Relaxed);
+    t.rest.parts.store(1, Ordering::Relaxed);
+    t.head.state.store(State::Running as u32, Ordering::Relaxed);
     // The body runs on the generating task's ICVs; what it changes is undone at its end
     // (`complete_if0`): the first change saves them in the task's slot.
     let ts = th.task_state();
-    t.outer_save.set(ts.replace_icv_save(&t.icvs));
-    t.if0.set(true);
+    t.rest.outer_save.set(ts.replace_icv_save(&t.icvs));
+    t.rest.if0.set(true);
     ts.replace_task(t);
-    oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunningIf0, t.trace_id);
+    oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunningIf0, t.head.trace_id);
 }
 
 /// A detachable if(0) task begins: it holds the dependences of the wait before it (if any) in
@@ -961,17 +974,17 @@ fn enter_detached_if0(th: Thread, t: &'static Task) {
 /// `__kmpc_omp_task_complete_if0`: the undeferred task's body has returned.
 #[inline]
 pub fn complete_if0(th: Thread, t: &'static Task) {
-    oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunningIf0, t.trace_id);
+    oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunningIf0, t.head.trace_id);
     let ts = th.task_state();
-    ts.replace_task(t.parent);
+    ts.replace_task(t.head.parent);
     // The undeferred task ran in the generating task's context: what it set dies with it.
-    ts.replace_icv_save(t.outer_save.get());
+    ts.replace_icv_save(t.rest.outer_save.get());
     if let Some(i) = t.icvs.take() {
         th.replace_icvs(i);
     }
     // Its if(0) fields back at rest (nothing reads them once the body has returned).
-    t.if0.set(false);
-    t.outer_save.set(std::ptr::null());
+    t.rest.if0.set(false);
+    t.rest.outer_save.set(std::ptr::null());
     if !retire_quietly(th, t) {
         finish_part(t, Some(th));
     }
@@ -979,7 +992,7 @@ pub fn complete_if0(th: Thread, t: &'static Task) {
 
 /// `omp_in_final`.
 pub fn in_final(th: Thread) -> bool {
-    current(th).is_final != 0
+    current(th).head.is_final != 0
 }
 
 /// `omp_in_explicit_task`.
@@ -991,7 +1004,7 @@ pub fn in_explicit_task(th: Thread) -> bool {
 /// attach reduction items to the current taskgroup; returns the handle.
 pub fn reduction_init(th: Thread, items: &[ItemSpec]) -> *mut c_void {
     let t = current(th);
-    let gp = t.cur_group.get() as *mut TaskGroup;
+    let gp = t.head.cur_group.get() as *mut TaskGroup;
     if gp.is_null() {
         return std::ptr::null_mut();
     }
@@ -1008,7 +1021,7 @@ pub fn reduction_data(th: Thread, handle: Option<&TaskGroup>, item: *mut c_void)
     let tid = th.tid();
     let mut g = match handle {
         Some(g) => g as *const TaskGroup,
-        None => current(th).cur_group.get(),
+        None => current(th).head.cur_group.get(),
     };
     // SAFETY: groups with reductions stay open while tasks that use them run.
     while let Some(x) = unsafe { g.as_ref() } {

@@ -160,7 +160,7 @@ impl Loop {
 /// million, and still spreads over the team.
 pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     let (lb_off, ub_off) = (a.lb_offset, a.ub_offset);
-    let body = pattern.size - descriptor::HEADER;
+    let body = pattern.head.size - descriptor::HEADER;
     if lb_off.max(ub_off) + 8 > body {
         crate::fatal(format_args!("taskloop bounds at offsets {lb_off}/{ub_off} lie outside the task"));
     }
@@ -234,7 +234,7 @@ fn run_chunks(th: Thread, l: &Loop, k0: u64, k1: u64) {
 #[inline(always)]
 fn run_chunks_as<const TRACED: bool>(th: Thread, l: &Loop, k0: u64, k1: u64) {
     let parent = super::current(th);
-    let group = parent.cur_group.get();
+    let group = parent.head.cur_group.get();
     let team = parent.team();
     let mut k = k0;
     while k < k1 && !super::cancelled_in(group, team) {
@@ -298,7 +298,7 @@ fn spawn_range(th: Thread, l: &Loop, k0: u64, k1: u64) {
     // cancelled before its body could.
     let flags = descriptor::flags::TIED
         | descriptor::flags::DESTRUCTORS
-        | (l.pattern.flags & descriptor::flags::PRIORITY);
+        | (l.pattern.head.flags & descriptor::flags::PRIORITY);
     let kt = super::alloc(flags, std::mem::size_of::<RangeTask>(), 0, Some(run_range_task), 0);
     // SAFETY: allocated with room for a RangeTask; the task is not shared yet.
     unsafe {

@@ -292,13 +292,13 @@ fn an_untied_task_goes_on_where_its_part_ran() {
             });
         }
         assert_eq!(th.team().tasks().own_len(0), CUTOFF, "the deque is full");
-        let created = current(th).created.load(Ordering::Relaxed);
+        let created = current(th).rest.created.load(Ordering::Relaxed);
         submit(th, untied_task(&at_once), &mut Vec::new()).unwrap();
         assert_eq!(small.load(Ordering::Relaxed), 1, "part 0 ran at once and took one task");
         assert_eq!(at_once.part1_runs.load(Ordering::Relaxed), 1, "part 1 ran before submit returned");
         assert_eq!(at_once.queued_after_resubmit.load(Ordering::Relaxed), 0, "nothing was pushed");
-        assert_eq!(current(th).created.load(Ordering::Relaxed), created, "run at once: not counted");
-        assert_eq!(current(th).spawned.load(Ordering::Relaxed), created, "nor for retirement");
+        assert_eq!(current(th).rest.created.load(Ordering::Relaxed), created, "run at once: not counted");
+        assert_eq!(current(th).rest.spawned.load(Ordering::Relaxed), created, "nor for retirement");
         taskwait(th);
         assert_eq!(small.load(Ordering::Relaxed), CUTOFF as u32);
 
@@ -404,17 +404,20 @@ fn a_task_queued_below_tasks_run_at_once_holds_the_chain() {
                     let th = Thread::current();
                     let c: &Task = current(th);
                     // SAFETY: c's parent t is suspended beneath it, alive.
-                    let t = unsafe { &*c.parent };
-                    assert!(!t.parent_ref.get() && !c.parent_ref.get(), "run at once: no references");
+                    let t = unsafe { &*c.head.parent };
+                    assert!(
+                        !t.rest.parent_ref.get() && !c.rest.parent_ref.get(),
+                        "run at once: no references"
+                    );
                     assert!(run_one(th), "make room in the deque");
                     let p_before = p_refs(t);
                     let r = ran.clone();
                     spawn(th, &[], move || {
                         r.fetch_add(100, Ordering::Relaxed);
                     });
-                    assert!(c.parent_ref.get(), "c holds t");
-                    assert!(t.parent_ref.get(), "t holds P");
-                    assert_eq!(t.refs.load(Ordering::Relaxed), 2, "t: its own reference and c's");
+                    assert!(c.rest.parent_ref.get(), "c holds t");
+                    assert!(t.rest.parent_ref.get(), "t holds P");
+                    assert_eq!(t.rest.refs.load(Ordering::Relaxed), 2, "t: its own reference and c's");
                     assert_eq!(p_refs(t), p_before + 1, "P: one more, t's");
                 });
             });
@@ -430,5 +433,5 @@ fn a_task_queued_below_tasks_run_at_once_holds_the_chain() {
 /// The reference count of `t`'s parent.
 fn p_refs(t: &Task) -> u32 {
     // SAFETY: the parent is suspended beneath `t`, alive.
-    unsafe { &*t.parent }.refs.load(Ordering::Relaxed)
+    unsafe { &*t.head.parent }.rest.refs.load(Ordering::Relaxed)
 }

@@ -149,15 +149,15 @@ fn at_barrier<R>(th: Thread, f: impl FnOnce() -> R) -> R {
 /// `__kmpc_taskgroup`: opens a taskgroup in the current task.
 pub fn taskgroup_begin(th: Thread) {
     let t = current(th);
-    let g = Box::new(TaskGroup::new(t.cur_group.get()));
-    t.cur_group.set(Box::into_raw(g));
+    let g = Box::new(TaskGroup::new(t.head.cur_group.get()));
+    t.head.cur_group.set(Box::into_raw(g));
 }
 
 /// `__kmpc_end_taskgroup`: waits for every task generated in the innermost taskgroup, then
 /// finishes its reductions.
 pub fn taskgroup_end(th: Thread) {
     let t = current(th);
-    let gp = t.cur_group.get();
+    let gp = t.head.cur_group.get();
     // SAFETY: the group was opened by this task and is still open.
     let Some(g) = (unsafe { gp.as_ref() }) else {
         return;
@@ -167,7 +167,7 @@ pub fn taskgroup_end(th: Thread) {
     if g.count.load(Ordering::Acquire) != 0 {
         constrained(th, || wait_until(th, &|| g.count.load(Ordering::Acquire) == 0));
     }
-    t.cur_group.set(g.parent);
+    t.head.cur_group.set(g.parent);
     // SAFETY: created by `taskgroup_begin` with Box::into_raw; no task refers to it any more.
     let g = unsafe { Box::from_raw(gp as *mut TaskGroup) };
     if let Some(r) = g.reduction {
@@ -179,7 +179,7 @@ pub fn taskgroup_end(th: Thread) {
 /// `cancel taskgroup`: cancels the innermost taskgroup of the current task.
 pub fn cancel_taskgroup(th: Thread) -> bool {
     // SAFETY: the current task's groups are open and alive.
-    match unsafe { current(th).cur_group.get().as_ref() } {
+    match unsafe { current(th).head.cur_group.get().as_ref() } {
         Some(g) => {
             g.cancelled.store(1, Ordering::Relaxed); // Relaxed: a request polled by others.
             true
@@ -191,7 +191,7 @@ pub fn cancel_taskgroup(th: Thread) -> bool {
 /// Whether the innermost taskgroup of the current task was cancelled.
 pub fn taskgroup_cancelled(th: Thread) -> bool {
     // SAFETY: as in `cancel_taskgroup`.
-    unsafe { current(th).cur_group.get().as_ref() }.is_some_and(|g| g.is_cancelled())
+    unsafe { current(th).head.cur_group.get().as_ref() }.is_some_and(|g| g.is_cancelled())
 }
 
 /// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
@@ -200,7 +200,7 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     th.task_state().detach().wait(deps);
     let t = current(th);
     // SAFETY: only the task running on this thread touches its child map.
-    let Some(map) = (unsafe { &*t.child_deps.get() }).as_deref() else {
+    let Some(map) = (unsafe { &*t.rest.child_deps.get() }).as_deref() else {
         return;
     };
     // Every child complete: every dependence is satisfied (Acquire: their writes are seen).
@@ -209,12 +209,12 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     }
     oxiomp_instrument::taskwait_deps_enter();
     deps::merge(deps);
-    let w = descriptor::alloc_node(Kind::Waiter, t.team);
+    let w = descriptor::alloc_node(Kind::Waiter, t.head.team);
     // Two references: ours, and the one `make_ready` drops.
-    w.refs.fetch_add(1, Ordering::Relaxed);
+    w.rest.refs.fetch_add(1, Ordering::Relaxed);
     map.watch(w, deps);
     if !deps::finish_registration(w) {
-        constrained(th, || wait_until(th, &|| w.dep.is_ready()));
+        constrained(th, || wait_until(th, &|| w.rest.dep.is_ready()));
     } else {
         release_ref(w);
     }
