@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
+use super::submit::CUTOFF;
 use super::*;
 use crate::team::parallel;
 

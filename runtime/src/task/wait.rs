@@ -2,6 +2,7 @@
 //! depend(...)`, and the task running a waiting thread does meanwhile, under the scheduling
 //! constraint (README §6), at barriers without it.
 
+use super::run::execute;
 use super::*;
 
 /// Runs one ready task of the current team, if the scheduling constraint allows one.
