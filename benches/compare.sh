@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # compare.sh - EPCC-style construct overheads: oxiomp vs LLVM libomp vs libgomp.
 #
-# Usage: benches/compare.sh [--rounds N] [--threads T] [CONSTRUCT...]
+# Usage: benches/compare.sh [--rounds N] [--threads T] [--baseline LIB] [CONSTRUCT...]
 #   defaults: --rounds 5 --threads 2, constructs PARALLEL BARRIER
 #   ALL as a construct name expands to every construct overhead.c knows.
+#   --baseline LIB: also runs binary A on LIB, another build of oxiomp (say, of the commit
+#   before a change), in the same interleaved rounds, and adds its time and the paired
+#   ratio oxiomp/baseline: a change's before/after measured as the comparisons are.
 #
 # Builds benches/overhead.c twice into target/bench/, both linking the same
 # benches/delay.c object (so both time the same delay machine code):
@@ -40,6 +43,7 @@ cd "$ROOT"
 
 rounds=5
 threads=2
+baseline=""
 constructs=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -47,6 +51,8 @@ while [ $# -gt 0 ]; do
     --rounds=*) rounds=${1#*=}; shift ;;
     --threads) threads=${2:?--threads needs a value}; shift 2 ;;
     --threads=*) threads=${1#*=}; shift ;;
+    --baseline) baseline=${2:?--baseline needs a library}; shift 2 ;;
+    --baseline=*) baseline=${1#*=}; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
     *) constructs+=("$1"); shift ;;
@@ -67,6 +73,12 @@ fi
 [ -f "$OXIOMP_LIB" ] || die "oxiomp library not found at '$OXIOMP_LIB'.
     Run 'cargo build --release' first (or set OXIOMP_LIB=/path/to/libomp.so)."
 ours_real=$(realpath -e "$OXIOMP_LIB")
+if [ -n "$baseline" ]; then
+    case "$baseline" in /*) ;; *) baseline=$ORIG_PWD/$baseline ;; esac
+    [ -f "$baseline" ] || die "baseline library not found at '$baseline'"
+    base_real=$(realpath -e "$baseline")
+    [ "$base_real" != "$ours_real" ] || die "--baseline is the library under test itself"
+fi
 
 # --- build -------------------------------------------------------------------
 BENCH=target/bench
@@ -86,6 +98,12 @@ LIBDIR=$BENCH/oxiomp-lib
 mkdir -p "$LIBDIR"
 ln -sfn "$ours_real" "$LIBDIR/libomp.so.5"
 LIBDIR_ABS=$(cd "$LIBDIR" && pwd)
+BASEDIR_ABS=""
+if [ -n "$baseline" ]; then
+    mkdir -p "$BENCH/baseline-lib"
+    ln -sfn "$base_real" "$BENCH/baseline-lib/libomp.so.5"
+    BASEDIR_ABS=$(cd "$BENCH/baseline-lib" && pwd)
+fi
 
 # Expand ALL / validate names (case-insensitive) against the binary's list.
 mapfile -t known < <("$G" --list)
@@ -114,6 +132,7 @@ run_rt() {
     local rt=$1; shift
     case "$rt" in
     oxiomp) env LD_LIBRARY_PATH="$LIBDIR_ABS" "$@" ;;
+    baseline) env LD_LIBRARY_PATH="$BASEDIR_ABS" "$@" ;;
     libomp | libgomp) env -u LD_LIBRARY_PATH "$@" ;;
     esac
 }
@@ -140,6 +159,11 @@ if [ "$ll_real" = "$ours_real" ]; then
     # Only legitimate when OXIOMP_LIB is Debian's own file (testing this script).
     echo "compare.sh: WARNING: OXIOMP_LIB is the system libomp ($ll_real): comparing libomp with itself" >&2
 fi
+if [ -n "$baseline" ]; then
+    b_path=$(resolve baseline "$A" libomp.so.5)
+    [ -n "$b_path" ] && [ "$(realpath -e "$b_path")" = "$base_real" ] ||
+        die "baseline run would load '$b_path', not $base_real. Refusing to measure."
+fi
 if run_rt libgomp env LD_TRACE_LOADED_OBJECTS=1 "$G" | grep -q 'libomp'; then
     die "gcc binary unexpectedly loads libomp"
 fi
@@ -152,10 +176,12 @@ fi
 echo "# oxiomp : $ox_path -> $ox_real" >&2
 echo "# libomp : $ll_path -> $ll_real" >&2
 echo "# libgomp: $gomp_path" >&2
+[ -z "$baseline" ] || echo "# baseline: $base_real" >&2
 echo "# threads=$threads rounds=$rounds OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=${OMP_PLACES:-unset} constructs: ${constructs[*]}" >&2
 
 # --- measure -----------------------------------------------------------------
 RUNTIMES=(oxiomp libomp libgomp)
+[ -z "$baseline" ] || RUNTIMES+=(baseline)
 TIMEOUT=${OVH_TIMEOUT:-120}
 declare -A vals   # "$rt/$c" -> space-separated per-round medians
 declare -A per    # "$rt/$c/$r" -> that round's median (for paired ratios)
@@ -226,18 +252,24 @@ md=$BENCH/overhead.md
         "$rounds rounds, OVH_OUTER=${OVH_OUTER:-20} OVH_TIME_MS=${OVH_TIME_MS:-100}${OVH_SCHED_DELAY_US:+ OVH_SCHED_DELAY_US=$OVH_SCHED_DELAY_US}."
     echo "Times: median over rounds of each run's EPCC median. Ratios: median over rounds of the"
     echo "ratio within the round (paired: both runs of a round see the same phase of the machine)."
-    echo "oxiomp: \`$ours_real\`; libomp: \`$ll_real\`; libgomp: \`$gomp_path\`."
+    echo "oxiomp: \`$ours_real\`; libomp: \`$ll_real\`; libgomp: \`$gomp_path\`${baseline:+; baseline: \`$base_real\`}."
     echo "Load average at start: $load1 (anything well above 0 on 2 CPUs inflates the figures)."
     echo "Schedule tests (STATIC..TASKLOOP_1) are us per loop of 1024 iterations per thread."
     echo
     echo "rtt: the cache line round trip between the two first CPUs (benches/pingpong.c), ns,"
     echo "median over the construct's rounds (measured before and after each round's runs of it)."
     echo
-    echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | rtt ns |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
+    if [ -n "$baseline" ]; then
+        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | rtt ns | baseline us | oxiomp/baseline |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    else
+        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | rtt ns |"
+        echo "|---|---:|---:|---:|---:|---:|---:|"
+    fi
 } >"$md"
 
-printf '%-18s %10s %10s %10s %14s %15s %7s\n' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp "rtt ns"
+printf '%-18s %10s %10s %10s %14s %15s %7s' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp "rtt ns"
+if [ -n "$baseline" ]; then printf ' %11s %15s\n' "baseline us" oxiomp/baseline; else echo; fi
 for c in "${constructs[@]}"; do
     declare -A m=()
     for rt in "${RUNTIMES[@]}"; do
@@ -250,8 +282,15 @@ for c in "${constructs[@]}"; do
     o=$(fmt "${m[oxiomp]}"); l=$(fmt "${m[libomp]}"); g=$(fmt "${m[libgomp]}")
     r1=$(paired_ratio "$c" libomp); r2=$(paired_ratio "$c" libgomp)
     if [ -n "${rtts[$c]:-}" ]; then rt_ns=$(median <<<"${rtts[$c]}"); else rt_ns=n/a; fi
-    printf '%-18s %10s %10s %10s %14s %15s %7s\n' "$c" "$o" "$l" "$g" "$r1" "$r2" "$rt_ns"
-    echo "| $c | $o | $l | $g | $r1 | $r2 | $rt_ns |" >>"$md"
+    printf '%-18s %10s %10s %10s %14s %15s %7s' "$c" "$o" "$l" "$g" "$r1" "$r2" "$rt_ns"
+    if [ -n "$baseline" ]; then
+        b=$(fmt "${m[baseline]}"); r3=$(paired_ratio "$c" baseline)
+        printf ' %11s %15s\n' "$b" "$r3"
+        echo "| $c | $o | $l | $g | $r1 | $r2 | $rt_ns | $b | $r3 |" >>"$md"
+    else
+        echo
+        echo "| $c | $o | $l | $g | $r1 | $r2 | $rt_ns |" >>"$md"
+    fi
     unset m
 done
 failed=""

@@ -517,6 +517,74 @@ static void run_fib(long reps, long (*fib)(int), const char *name) {
 static void test_fib_untied(long reps) { run_fib(reps, fib_untied, "FIB_30_UNTIED"); }
 static void test_fib_tied(long reps) { run_fib(reps, fib_tied, "FIB_30"); }
 
+/* SORT (a coarse-grained task program, as BOTS sort): a task mergesort of 2^20 longs, halves
+ * sorted as two tasks down to 4096 elements (then qsort), merged after a taskwait. Microseconds
+ * per sort; the reference fills the array, as the test does before each sort. */
+#define SORT_N (1L << 20)
+#define SORT_CUTOFF 4096
+static long *sort_a, *sort_tmp;
+
+static int cmp_long(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_fill(long seed) {
+    if (!sort_a) {
+        sort_a = malloc(SORT_N * sizeof(long));
+        sort_tmp = malloc(SORT_N * sizeof(long));
+        if (!sort_a || !sort_tmp) {
+            fprintf(stderr, "SORT: out of memory\n");
+            exit(4);
+        }
+    }
+    unsigned long x = 88172645463325252UL + (unsigned long)seed;
+    for (long i = 0; i < SORT_N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        sort_a[i] = (long)(x >> 1);
+    }
+}
+
+static void msort(long *a, long *tmp, long n) {
+    if (n <= SORT_CUTOFF) {
+        qsort(a, n, sizeof(long), cmp_long);
+        return;
+    }
+    long h = n / 2;
+#pragma omp task
+    msort(a, tmp, h);
+#pragma omp task
+    msort(a + h, tmp + h, n - h);
+#pragma omp taskwait
+    long i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = a[i] <= a[j] ? a[i++] : a[j++];
+    while (i < h)
+        tmp[k++] = a[i++];
+    while (j < n)
+        tmp[k++] = a[j++];
+    memcpy(a, tmp, n * sizeof(long));
+}
+
+static void refer_sort(long reps) {
+    for (long j = 0; j < reps; j++)
+        sort_fill(j);
+}
+
+static void test_sort(long reps) {
+    for (long j = 0; j < reps; j++) {
+        sort_fill(j);
+#pragma omp parallel
+#pragma omp single
+        msort(sort_a, sort_tmp, SORT_N);
+        for (long i = 1; i < SORT_N; i++)
+            if (sort_a[i - 1] > sort_a[i]) {
+                fprintf(stderr, "SORT: not sorted at %ld\n", i);
+                exit(5);
+            }
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 typedef void (*loop_fn)(long reps);
 
@@ -558,12 +626,13 @@ static const struct bench benches[] = {
     {"NESTED_MASTER_TASK", test_nested_master_task, refer, 0, 1},
     {"BRANCH_TASK_TREE", test_branch_task_tree, refer, 0, 1 << DEPTH},
     {"LEAF_TASK_TREE", test_leaf_task_tree, refer, 0, 1 << DEPTH},
-    /* task throughput (us per task, per iteration, per fib(30)) */
+    /* task throughput (us per task, per iteration, per fib(30), per sort) */
     {"FLAT_TASKS", test_flat_tasks, refer_none, 0, 1},
     {"DEP_CHAIN", test_dep_chain, refer_none, 0, 1},
     {"TASKLOOP_G1", test_taskloop_g1, refer_none, 0, 1},
     {"FIB_30", test_fib_tied, refer_none, 0, 1},
     {"FIB_30_UNTIED", test_fib_untied, refer_none, 0, 1},
+    {"SORT", test_sort, refer_sort, 0, 1},
 };
 #define NBENCH ((int)(sizeof benches / sizeof benches[0]))
 
