@@ -257,6 +257,7 @@ c_tests! {
     allocators_ours,
     allocators_pool_overhead,
     atomic_entries,
+    barrier_helpers_wake,
     barrier_nested_ws,
     blocktime_set_first,
     cancel,

@@ -90,8 +90,8 @@
 use crossbeam_utils::CachePadded;
 use oxiomp_instrument::{Event, State};
 
-use crate::sync::atomic::{AtomicU64, Ordering};
-use crate::sync::wait::{EpochFlag, reached};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::wait::{EpochFlag, Helper, reached};
 
 /// Rounds supported: teams of up to 2^16 threads.
 const MAX_ROUNDS: usize = 16;
@@ -105,6 +105,44 @@ pub struct Barrier {
     flags: Box<[CachePadded<[EpochFlag; MAX_ROUNDS]>]>,
     /// The region's cancellation request: 0, or `REQUESTED | stamp` (see the module docs).
     cancel: AtomicU64,
+    /// Members parked elsewhere than on a flag (`Helper::park`, see [`Counted`]): a flag's
+    /// writer calls `Helper::published` only while this is not 0.
+    elsewhere: AtomicU32,
+}
+
+/// A member's helper as the barrier hands it to the flags it waits on: the member counts in
+/// `elsewhere` while it parks elsewhere.
+///
+/// No lost wake-up: the member increments the count, then parks, and the park's protocol
+/// issues a SeqCst fence before it looks at the flag (`Helper::park`); the writer stores the
+/// flag, issues a SeqCst fence (`EpochFlag::set`), then loads the count. Of the two fences,
+/// if the member's comes first the writer sees the count and calls `published`, whose own
+/// load of the parked threads comes after the same fence; if the writer's comes first the
+/// member sees the flag reached and does not sleep.
+struct Counted<'a> {
+    help: &'a mut dyn Helper,
+    elsewhere: &'a AtomicU32,
+}
+
+impl Helper for Counted<'_> {
+    #[inline]
+    fn help(&mut self) -> bool {
+        self.help.help()
+    }
+
+    fn park(&mut self, ready: &dyn Fn() -> bool) -> bool {
+        // Relaxed: ordered by the park's fence (see above).
+        self.elsewhere.fetch_add(1, Ordering::Relaxed);
+        let parked = self.help.park(ready);
+        // Relaxed: a stale count costs one needless `published`.
+        self.elsewhere.fetch_sub(1, Ordering::Relaxed);
+        parked
+    }
+
+    #[inline]
+    fn published(&self) {
+        self.help.published();
+    }
 }
 
 impl Barrier {
@@ -113,7 +151,7 @@ impl Barrier {
         let rounds = 32 - (n - 1).leading_zeros();
         assert!(rounds as usize <= MAX_ROUNDS, "team of {n} threads is too large");
         let flags = (0..n).map(|_| CachePadded::new(std::array::from_fn(|_| EpochFlag::new(0)))).collect();
-        Barrier { n, rounds, flags, cancel: AtomicU64::new(0) }
+        Barrier { n, rounds, flags, cancel: AtomicU64::new(0), elsewhere: AtomicU32::new(0) }
     }
 
     pub fn size(&self) -> u32 {
@@ -129,10 +167,11 @@ impl Barrier {
         }
     }
 
-    /// As [`wait`](Self::wait), calling `help` while waiting (to run tasks). Returns whether
+    /// As [`wait`](Self::wait), calling `help` while waiting (to run tasks; see `Helper`:
+    /// every member of an episode must use the same kind). Returns whether
     /// "Barrier: spin wait" is open (the thread waited, awake at the end: the caller leaves
     /// it with its barrier's state, `trace_end`).
-    pub fn wait_helping(&self, tid: u32, help: &mut dyn FnMut() -> bool) -> bool {
+    pub(crate) fn wait_helping(&self, tid: u32, help: &mut dyn Helper) -> bool {
         let n = self.n;
         let mut spinning = false;
         if n == 1 {
@@ -141,12 +180,24 @@ impl Barrier {
         let mine = &self.flags[tid as usize];
         // Only this thread writes its flags, so its own last value is the episode count.
         let e = mine[0].load().wrapping_add(1);
+        let mut help = Counted { help, elsewhere: &self.elsewhere };
         for r in 0..self.rounds {
             mine[r as usize].set(e);
+            self.published(&help);
             let from = (tid + n - (1u32 << r) % n) % n;
-            self.flags[from as usize][r as usize].wait_reach_helping(e, help, &mut spinning);
+            self.flags[from as usize][r as usize].wait_reach_helping(e, &mut help, &mut spinning);
         }
         spinning
+    }
+
+    /// After a flag's `set` (its SeqCst fence): wakes the members parked elsewhere, if any
+    /// (see [`Counted`]).
+    #[inline]
+    fn published(&self, help: &dyn Helper) {
+        // Relaxed: after `set`'s fence (see `Counted`).
+        if self.elsewhere.load(Ordering::Relaxed) != 0 {
+            help.published();
+        }
     }
 
     /// The last episode member `tid` entered (0 before its first).
@@ -200,13 +251,14 @@ impl Barrier {
     /// its flags of the episode at once and leaves (see the module docs). Returns whether the
     /// region was cancelled (the same answer on every member leaving this episode) and whether
     /// "Barrier: spin wait" is open.
-    pub fn wait_cancellable(&self, tid: u32, help: &mut dyn FnMut() -> bool) -> (bool, bool) {
+    pub(crate) fn wait_cancellable(&self, tid: u32, help: &mut dyn Helper) -> (bool, bool) {
         let e = self.episode(tid).wrapping_add(1);
         if self.cancelled_before(e) {
             if self.n > 1 {
                 for flag in &self.flags[tid as usize][..self.rounds as usize] {
                     flag.set(e);
                 }
+                self.published(help);
             }
             return (true, false);
         }
@@ -379,6 +431,44 @@ mod loom_tests {
                 slots[0].store(phase, Ordering::Relaxed);
                 b.wait(0);
                 assert!(slots[1].load(Ordering::Relaxed) >= phase);
+            }
+            t.join().unwrap();
+        });
+    }
+
+    /// Members that park on a `Sleep` of their own (`Helper::park`, as a team's members do
+    /// on its task pool while tasks are unfinished) and wake through `Helper::published`:
+    /// two members, two episodes, nobody sleeps through its flag (a lost wake-up would
+    /// deadlock the model).
+    #[test]
+    fn members_parked_elsewhere_are_woken() {
+        use crate::sync::sleep::Sleep;
+        struct Elsewhere(Arc<Sleep>);
+        impl Helper for Elsewhere {
+            fn help(&mut self) -> bool {
+                false
+            }
+            fn park(&mut self, ready: &dyn Fn() -> bool) -> bool {
+                self.0.park(ready);
+                true
+            }
+            fn published(&self) {
+                self.0.notify_fenced();
+            }
+        }
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let b = Arc::new(Barrier::new(2));
+            let room = Arc::new(Sleep::new());
+            let (b2, r2) = (b.clone(), room.clone());
+            let t = loom::thread::spawn(move || {
+                for _ in 0..2 {
+                    b2.wait_helping(1, &mut Elsewhere(r2.clone()));
+                }
+            });
+            for _ in 0..2 {
+                b.wait_helping(0, &mut Elsewhere(room.clone()));
             }
             t.join().unwrap();
         });

@@ -359,7 +359,8 @@ mod tests {
         assert!(crit.exit(5).is_err(), "leaving a section not held is reported");
     }
 
-    /// The sleeping path (block time 0: waiters park at once): every release by the holder
+    /// The sleeping path (block time 0: a waiter parks once its hand-over poll, `Spin::handover`,
+    /// is over; some holders keep the lock longer than that): every release by the holder
     /// succeeds, for omp locks and critical names, and the counter shows mutual exclusion.
     #[test]
     fn mutual_exclusion_with_sleeping_waiters() {
@@ -380,6 +381,12 @@ mod tests {
                             let v = c.load(std::sync::atomic::Ordering::Relaxed);
                             if i % 64 == 0 {
                                 std::thread::yield_now(); // let waiters go to sleep
+                            }
+                            if i % 1000 == 0 {
+                                // Past the hand-over poll: waiters park.
+                                std::thread::sleep(std::time::Duration::from_nanos(
+                                    2 * crate::sync::wait::HANDOVER_NS,
+                                ));
                             }
                             c.store(v + 1, std::sync::atomic::Ordering::Relaxed);
                         };

@@ -530,7 +530,7 @@ impl ThreadDesc {
     pub(crate) fn wait_for_work(
         &self,
         epoch: u32,
-        help: &mut dyn FnMut() -> bool,
+        help: &mut dyn crate::sync::wait::Helper,
         spinning: &mut bool,
     ) -> (*const Team, u32) {
         self.go.epoch.wait_reach_helping(epoch, help, spinning);
@@ -550,7 +550,7 @@ impl ThreadDesc {
     }
 
     /// Waits until the worker has finished epoch `e`, calling `help` meanwhile.
-    pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn FnMut() -> bool, spinning: &mut bool) {
+    pub(crate) fn wait_joined(&self, e: u32, help: &mut dyn crate::sync::wait::Helper, spinning: &mut bool) {
         self.joined.epoch.wait_reach_helping(e, help, spinning);
     }
 

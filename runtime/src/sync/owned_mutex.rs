@@ -108,11 +108,12 @@ impl OwnedMutex {
         }
     }
 
-    /// Polls for the lock for the block time (spin, then yield); true if it was taken.
+    /// Polls for the lock as a hand-over (`Spin::handover`: spin, then yield, for the block
+    /// time or a little longer); true if it was taken.
     #[cfg(not(loom))]
     fn poll_for(&self, unlocked: u32, me: u32) -> bool {
         use super::wait::Spin;
-        let mut spin = Spin::new();
+        let mut spin = Spin::handover();
         // Exponential backoff between looks at the word: each look pulls the holder's cache
         // line over, and a holder that releases and re-acquires at once (a loop around a
         // critical section) then pays a cache-line transfer per acquisition; looking less

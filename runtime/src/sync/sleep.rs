@@ -60,6 +60,16 @@ impl Sleep {
         }
     }
 
+    /// [`notify`](Self::notify) without its fence (N2 alone), for a notifier that issued a
+    /// SeqCst fence after its state change and before this call.
+    #[inline]
+    pub(crate) fn notify_fenced(&self) {
+        // Relaxed: ordered by the caller's fence, which pairs with the waiter's.
+        if self.sleepers.load(Ordering::Relaxed) != 0 {
+            self.wake();
+        }
+    }
+
     #[cold]
     fn wake(&self) {
         self.epoch.fetch_add(1, Ordering::Relaxed); // Relaxed: the futex word only.

@@ -84,45 +84,82 @@ const PURE_ROUNDS: u32 = 2000 / Spin::POLLS;
 /// the block time (`KMP_BLOCKTIME`) is used up, yields the CPU between rounds (every round when
 /// oversubscribed, every 8th otherwise), so that the awaited thread runs even when the machine
 /// is oversubscribed by threads we do not know about. Then the caller parks.
+///
+/// Two kinds of wait. A *team wait* ([`Spin::new`]: barriers, fork, join, reductions) waits for whatever the other threads do meanwhile, for as long as the program
+/// makes them; with a block time of 0 (`OMP_WAIT_POLICY=passive`, `KMP_BLOCKTIME=0`) it skips
+/// both phases and parks at once. A *hand-over* ([`Spin::handover`]: a lock held by another
+/// thread, the turn of an ordered region) waits for one thread that holds the turn and is
+/// known to be inside a short region of code: parking there turns every hand-over into a
+/// wake-up across CPUs, which costs more than the region itself, so a hand-over keeps phase 1
+/// and polls and yields for at least [`HANDOVER_NS`] whatever the block time, then parks.
+/// Yielding leaves the CPU to runnable threads, so polling costs little when threads
+/// outnumber CPUs.
 #[cfg(not(loom))]
 pub(crate) struct Spin {
     rounds: u32,
     start: Option<Instant>,
+    /// The least time phase 2 lasts: 0 for a team wait, [`HANDOVER_NS`] for a hand-over.
+    floor_ns: u64,
 }
+
+/// The least time a hand-over polls and yields before it parks (see [`Spin`]): longer than
+/// the critical sections and ordered regions whose hand-over it waits for, short enough that a
+/// lock held for long is waited for asleep.
+#[cfg(not(loom))]
+pub(crate) const HANDOVER_NS: u64 = 100_000;
 
 #[cfg(not(loom))]
 impl Spin {
     /// Polls of the condition per round.
     pub(crate) const POLLS: u32 = 16;
 
+    /// A team wait's schedule.
     #[inline]
     pub(crate) fn new() -> Self {
-        Spin { rounds: 0, start: None }
+        Spin { rounds: 0, start: None, floor_ns: 0 }
+    }
+
+    /// A hand-over's schedule.
+    #[inline]
+    pub(crate) fn handover() -> Self {
+        Spin { rounds: 0, start: None, floor_ns: HANDOVER_NS }
     }
 
     /// The waiter found work to do: the budget starts over.
     pub(crate) fn restart(&mut self) {
-        *self = Spin::new();
+        *self = Spin { rounds: 0, start: None, ..*self };
     }
 
     /// The waiter woke from parking without its condition: spin again, without phase 1.
     pub(crate) fn restart_parked(&mut self) {
-        *self = Spin { rounds: PURE_ROUNDS, start: None };
+        *self = Spin { rounds: PURE_ROUNDS, start: None, ..*self };
     }
 
     /// One round of polls found nothing; spins, yields or says (false) that the caller should
     /// park now.
     pub(crate) fn idle_round(&mut self) -> bool {
+        // Relaxed: a hint (see `WaitPolicy::set_block_time`).
+        self.idle_round_with(SPIN_NS.load(Ordering::Relaxed), WaitPolicy::oversubscribed())
+    }
+
+    /// `idle_round` under the block time `block_ns` and the oversubscription hint given.
+    fn idle_round_with(&mut self, block_ns: u64, oversubscribed: bool) -> bool {
         // Saturating at a multiple of 8: a waiter that has spun that long still yields and
         // looks at the clock every round.
         self.rounds = self.rounds.saturating_add(1).min(!7);
-        let oversubscribed = WaitPolicy::oversubscribed();
+        let budget = Duration::from_nanos(block_ns.max(self.floor_ns));
+        if budget.is_zero() {
+            // Passive: park now; but when threads outnumber CPUs, the thread waited for may be
+            // waiting for this CPU: leave it the CPU once first (a yield is no wake-up away
+            // from it, a park is), and park if the wait outlasts that.
+            if oversubscribed && self.rounds == 1 {
+                std::thread::yield_now();
+                return true;
+            }
+            return false;
+        }
         if self.rounds <= PURE_ROUNDS && !oversubscribed {
             return true;
-        }
-        let budget = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
-        if budget.is_zero() {
-            return false;
         }
         let start = *self.start.get_or_insert_with(Instant::now);
         if oversubscribed || self.rounds.is_multiple_of(8) {
@@ -132,6 +169,35 @@ impl Spin {
             return start.elapsed() < budget;
         }
         true
+    }
+}
+
+/// What a thread waiting on an epoch in a barrier does meanwhile, and where it sleeps.
+pub(crate) trait Helper {
+    /// Does one piece of useful work (runs a task); true if it did (the spin schedule then
+    /// starts over).
+    fn help(&mut self) -> bool;
+
+    /// Parks where this helper's work arrives instead of on the epoch, until `ready` (the
+    /// epoch reached) holds or work may be there; false, without parking, when there is no
+    /// such place now (the waiter then parks on the epoch). A park issues a SeqCst fence
+    /// before it looks at `ready` (the waiter's half of a sleep protocol, as `Sleep::park`).
+    /// Whoever advances an epoch a waiter may have parked on this way calls
+    /// [`published`](Self::published) after it.
+    fn park(&mut self, _ready: &dyn Fn() -> bool) -> bool {
+        false
+    }
+
+    /// Called after [`EpochFlag::set`] of an epoch others wait on with the same kind of
+    /// helper: wakes those parked by [`park`](Self::park). `set`'s fence comes before it.
+    fn published(&self) {}
+}
+
+/// A plain function as a helper that never parks elsewhere.
+impl<F: FnMut() -> bool> Helper for F {
+    #[inline]
+    fn help(&mut self) -> bool {
+        self()
     }
 }
 
@@ -222,38 +288,43 @@ impl EpochFlag {
         futex::wake_all(&self.value);
     }
 
-    /// Waits until the epoch reaches `target`.
+    /// Waits until the epoch reaches `target` (a team wait, see [`Spin`]).
     #[inline]
     #[cfg_attr(loom, allow(dead_code))] // the loom models wait through `wait_reach_helping`
     pub(crate) fn wait_reach(&self, target: u32) {
         if !reached(self.load(), target) {
-            self.wait_slow::<Quiet>(target, &mut || false, &mut false);
+            self.wait_slow::<Quiet>(target, &mut || false, &mut false, false);
+        }
+    }
+
+    /// Waits until the epoch reaches `target`, where one thread passes the turn on after a
+    /// short region (a hand-over, see [`Spin`]: the turn of an ordered region).
+    #[inline]
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn wait_turn(&self, target: u32) {
+        if !reached(self.load(), target) {
+            self.wait_slow::<Quiet>(target, &mut || false, &mut false, true);
         }
     }
 
     /// Waits in a barrier (plain, fork or join) until the epoch reaches `target`, calling
-    /// `help` between polls; `help` returns true when it did useful work (the spin budget
-    /// then starts over). The time spent waiting awake is recorded as "Barrier: spin wait":
+    /// `help` between polls (`Helper::help`: true when it did useful work, the spin budget
+    /// then starts over) and parking where `help` says (`Helper::park`). The time spent waiting awake is recorded as "Barrier: spin wait":
     /// `spinning` says whether that state is open (it stays open when the wait ends, for the
     /// barrier's next wait or its end, `barrier::trace_end`).
     #[inline]
-    pub(crate) fn wait_reach_helping(
-        &self,
-        target: u32,
-        help: &mut dyn FnMut() -> bool,
-        spinning: &mut bool,
-    ) {
+    pub(crate) fn wait_reach_helping(&self, target: u32, help: &mut dyn Helper, spinning: &mut bool) {
         if !reached(self.load(), target) {
-            self.wait_slow::<BarrierSpin>(target, help, spinning);
+            self.wait_slow::<BarrierSpin>(target, help, spinning, false);
         }
     }
 
     /// Under loom: no spinning (the model would explore every poll), straight to the sleep
     /// protocol, whose futex the model implements.
     #[cfg(loom)]
-    fn wait_slow<N: WaitNote>(&self, target: u32, help: &mut dyn FnMut() -> bool, _awake: &mut bool) {
+    fn wait_slow<N: WaitNote>(&self, target: u32, help: &mut dyn Helper, _awake: &mut bool, _handover: bool) {
         while !reached(self.load(), target) {
-            if !help() {
+            if !help.help() && !help.park(&|| reached(self.load(), target)) {
                 self.park(target);
             }
         }
@@ -261,8 +332,8 @@ impl EpochFlag {
 
     #[cfg(not(loom))]
     #[cold]
-    fn wait_slow<N: WaitNote>(&self, target: u32, help: &mut dyn FnMut() -> bool, awake: &mut bool) {
-        let mut spin = Spin::new();
+    fn wait_slow<N: WaitNote>(&self, target: u32, help: &mut dyn Helper, awake: &mut bool, handover: bool) {
+        let mut spin = if handover { Spin::handover() } else { Spin::new() };
         N::awake(awake);
         loop {
             for _ in 0..Spin::POLLS {
@@ -271,11 +342,13 @@ impl EpochFlag {
                 }
                 std::hint::spin_loop();
             }
-            if help() {
+            if help.help() {
                 spin.restart();
             } else if !spin.idle_round() {
                 N::asleep(awake);
-                self.park(target);
+                if !help.park(&|| reached(self.load(), target)) {
+                    self.park(target);
+                }
                 if reached(self.load(), target) {
                     return;
                 }
@@ -319,9 +392,45 @@ mod tests {
     #[cfg(not(loom))]
     fn a_saturated_spin_still_gives_up() {
         let Some(long_ago) = Instant::now().checked_sub(Duration::from_secs(10)) else { return };
-        let mut s = Spin { rounds: u32::MAX - 3, start: Some(long_ago) };
-        assert!((0..16).any(|_| !s.idle_round()), "spun on past its time");
-        assert_eq!(s.rounds % 8, 0);
+        for mut s in [Spin::new(), Spin::handover()] {
+            s.rounds = u32::MAX - 3;
+            s.start = Some(long_ago);
+            assert!((0..16).any(|_| !s.idle_round_with(200_000_000, false)), "spun on past its time");
+            assert_eq!(s.rounds % 8, 0);
+        }
+    }
+
+    /// With a block time of 0 (passive), a team wait parks at its first fruitless round, also
+    /// after a wake-up and after it found work (when oversubscribed: after one yield); a
+    /// hand-over spins through phase 1 first, then
+    /// polls and yields for its floor, then parks.
+    #[test]
+    fn passive_team_waits_park_at_once_and_hand_overs_poll_briefly() {
+        let mut team = Spin::new();
+        assert!(!team.idle_round_with(0, false), "a passive team wait spun");
+        team.restart_parked();
+        assert!(!team.idle_round_with(0, false), "a woken passive team wait spun");
+        team.restart();
+        assert!(!team.idle_round_with(0, false), "a helping passive team wait spun");
+        // Oversubscribed: one yield, then parked.
+        let mut team = Spin::new();
+        assert!(team.idle_round_with(0, true), "no yield before parking");
+        assert!(!team.idle_round_with(0, true), "an oversubscribed passive team wait polled on");
+        team.restart_parked();
+        assert!(!team.idle_round_with(0, true), "a woken passive team wait polled");
+        let mut h = Spin::handover();
+        assert!((0..PURE_ROUNDS).all(|_| h.idle_round_with(0, false)), "phase 1 was cut short");
+        assert!(h.start.is_none(), "phase 1 read the clock");
+        assert!(h.idle_round_with(0, false), "phase 2 ended before its floor");
+        // Its floor used up: the next look at the clock ends it.
+        let Some(past) = Instant::now().checked_sub(Duration::from_nanos(2 * HANDOVER_NS)) else { return };
+        h.start = Some(past);
+        assert!((0..8).any(|_| !h.idle_round_with(0, false)), "a hand-over polled past its floor");
+        // Oversubscribed: no phase 1, a yield and a look at the clock each round (its answer
+        // depends on how long the yield took).
+        let mut h = Spin::handover();
+        h.idle_round_with(0, true);
+        assert!(h.start.is_some(), "an oversubscribed hand-over spun through phase 1");
     }
 
     #[test]

@@ -207,6 +207,13 @@ impl TaskPool {
         self.sleep.notify();
     }
 
+    /// [`notify`](Self::notify) for a caller that has issued a SeqCst fence since its state
+    /// change (`EpochFlag::set` does): the fence is the notifier's half of the protocol.
+    #[inline]
+    pub(crate) fn notify_fenced(&self) {
+        self.sleep.notify_fenced();
+    }
+
     /// Parks until notified, unless `cond` holds or work is visible once announced (to a
     /// thread constrained by `anchor` with the memo `refused`, as in `take`).
     pub(crate) fn park(&self, cond: &dyn Fn() -> bool, anchor: usize, refused: &HeapRefused) {

@@ -4,6 +4,8 @@
 
 use super::run::execute;
 use super::*;
+use crate::sync::wait::HANDOVER_NS;
+use std::time::Duration;
 
 /// Runs one ready task of the current team, if the scheduling constraint allows one.
 pub fn run_one(th: Thread) -> bool {
@@ -45,19 +47,25 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
         if cond() {
             return;
         }
+        // A few polls spinning, then a yield between polls (every poll looks at the other
+        // members' deques: polling them faster slows their owners' pushes), at once when the
+        // runtime has more busy threads than CPUs (the tasks waited for may need this CPU).
         polls += 1;
         if polls < 64 && !WaitPolicy::oversubscribed() {
             std::hint::spin_loop();
             continue;
         }
         std::thread::yield_now();
-        let s = *start.get_or_insert_with(Instant::now);
-        if s.elapsed() >= WaitPolicy::block_time() {
-            // Copies: `cond` may change the thread's state.
-            let (anchor, refused) = (th.task_state().tsc() as usize, th.task_state().heap_refused());
-            pool.park(cond, anchor, &refused);
-            start = None;
+        // The tasks waited for are running or queued: like a hand-over (`sync::wait::Spin`),
+        // polled for at least HANDOVER_NS whatever the block time.
+        let block = WaitPolicy::block_time().max(Duration::from_nanos(HANDOVER_NS));
+        if start.get_or_insert_with(Instant::now).elapsed() < block {
+            continue;
         }
+        // Copies: `cond` may change the thread's state.
+        let (anchor, refused) = (th.task_state().tsc() as usize, th.task_state().heap_refused());
+        pool.park(cond, anchor, &refused);
+        start = None;
     }
 }
 
@@ -135,6 +143,42 @@ pub fn drain<'a>(th: Thread, roots: impl Iterator<Item = &'a Task> + Clone) {
 /// A waiting thread's helper at barriers: runs one task with no constraint.
 pub fn help_barrier(th: Thread) -> bool {
     at_barrier(th, || run_one(th))
+}
+
+/// A member waiting in its team's barrier: runs the team's tasks ([`help_barrier`]) and parks
+/// on the team's task pool rather than on the barrier's flag, so that a task pushed while it
+/// sleeps wakes it (asleep on the flag, it would run none of the team's tasks until the
+/// barrier completes: with a short block time, tasks created after the other members went to
+/// sleep would all run on their creator's thread). The barrier's flags notify the pool while
+/// a member is parked there (`Barrier`'s `Counted`).
+pub(crate) struct BarrierHelp {
+    th: Thread,
+}
+
+impl BarrierHelp {
+    pub(crate) fn new(th: Thread) -> Self {
+        BarrierHelp { th }
+    }
+}
+
+impl crate::sync::wait::Helper for BarrierHelp {
+    #[inline]
+    fn help(&mut self) -> bool {
+        help_barrier(self.th)
+    }
+
+    fn park(&mut self, ready: &dyn Fn() -> bool) -> bool {
+        let team = self.th.team();
+        let refused = self.th.task_state().heap_refused();
+        // Anchor 0: at a barrier every task is allowed (`at_barrier`).
+        team.tasks().park(ready, 0, &refused);
+        true
+    }
+
+    #[inline]
+    fn published(&self) {
+        self.th.team().tasks().notify_fenced();
+    }
 }
 
 /// Runs `f` as the thread's implicit task waiting in a barrier: no scheduling constraint.

@@ -74,7 +74,7 @@ impl Team {
     /// for the remaining tasks, running them, then for outside threads still finishing one.
     #[inline]
     pub(crate) fn finish_tasks(&self, th: Thread) {
-        crate::task::drain(th, self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t));
+        crate::task::drain(th, self.implicit_tasks());
         self.tasks.wait_foreign();
     }
 
@@ -94,6 +94,12 @@ impl Team {
         self.reset_implicit_tasks();
     }
 
+    /// The implicit tasks of the region's members.
+    #[inline]
+    pub(crate) fn implicit_tasks(&self) -> impl Iterator<Item = &Task> + Clone {
+        self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t)
+    }
+
     /// The workers (members other than the primary thread).
     pub(crate) fn workers(&self) -> impl Iterator<Item = &'static ThreadDesc> + '_ {
         self.members.iter().skip(1).map(|m| m.desc())
@@ -111,7 +117,7 @@ impl Team {
         oxiomp_instrument::barrier_plain_enter();
         let tid = th.tid() as usize;
         crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
-        let spinning = self.barrier.wait_helping(th.tid(), &mut || crate::task::help_barrier(th));
+        let spinning = self.barrier.wait_helping(th.tid(), &mut crate::task::BarrierHelp::new(th));
         crate::barrier::trace_end(State::BarrierPlain, spinning);
     }
 
@@ -121,7 +127,8 @@ impl Team {
         oxiomp_instrument::barrier_plain_enter();
         let tid = th.tid();
         crate::task::drain(th, std::iter::once(&*self.implicit[tid as usize]));
-        let (cancelled, spinning) = self.barrier.wait_cancellable(tid, &mut || crate::task::help_barrier(th));
+        let (cancelled, spinning) =
+            self.barrier.wait_cancellable(tid, &mut crate::task::BarrierHelp::new(th));
         crate::barrier::trace_end(State::BarrierPlain, spinning);
         cancelled
     }

@@ -393,7 +393,7 @@ impl Ring {
             return;
         }
         let slot = self.slot(cur.loops.wrapping_sub(1));
-        slot.ordered_next.wait_reach(cur.ord_cur as u32);
+        slot.ordered_next.wait_turn(cur.ord_cur as u32);
     }
 
     /// `__kmpc_end_ordered`: the next iteration may enter.
