@@ -437,7 +437,7 @@ mod loom_tests {
     }
 
     /// Members that park on a `Sleep` of their own (`Helper::park`, as a team's members do
-    /// on its task pool while tasks are unfinished) and wake through `Helper::published`:
+    /// on its task pool) and wake through `Helper::published`:
     /// two members, two episodes, nobody sleeps through its flag (a lost wake-up would
     /// deadlock the model).
     #[test]

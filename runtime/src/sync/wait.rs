@@ -85,9 +85,10 @@ const PURE_ROUNDS: u32 = 2000 / Spin::POLLS;
 /// oversubscribed, every 8th otherwise), so that the awaited thread runs even when the machine
 /// is oversubscribed by threads we do not know about. Then the caller parks.
 ///
-/// Two kinds of wait. A *team wait* ([`Spin::new`]: barriers, fork, join, reductions) waits for whatever the other threads do meanwhile, for as long as the program
-/// makes them; with a block time of 0 (`OMP_WAIT_POLICY=passive`, `KMP_BLOCKTIME=0`) it skips
-/// both phases and parks at once. A *hand-over* ([`Spin::handover`]: a lock held by another
+/// Two kinds of wait. A *team wait* ([`Spin::new`]: barriers, fork, join, reductions) waits
+/// for whatever the other threads do meanwhile, for as long as the program makes them; with a
+/// block time of 0 (`OMP_WAIT_POLICY=passive`, `KMP_BLOCKTIME=0`) it skips both phases and
+/// parks at once (after one yield when oversubscribed). A *hand-over* ([`Spin::handover`]: a lock held by another
 /// thread, the turn of an ordered region) waits for one thread that holds the turn and is
 /// known to be inside a short region of code: parking there turns every hand-over into a
 /// wake-up across CPUs, which costs more than the region itself, so a hand-over keeps phase 1
