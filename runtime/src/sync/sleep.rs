@@ -54,17 +54,14 @@ impl Sleep {
     #[inline]
     pub(crate) fn notify(&self) {
         fence(Ordering::SeqCst);
-        // Relaxed: ordered by the fence pair (see the module docs).
-        if self.sleepers.load(Ordering::Relaxed) != 0 {
-            self.wake();
-        }
+        self.notify_fenced();
     }
 
     /// [`notify`](Self::notify) without its fence (N2 alone), for a notifier that issued a
     /// SeqCst fence after its state change and before this call.
     #[inline]
     pub(crate) fn notify_fenced(&self) {
-        // Relaxed: ordered by the caller's fence, which pairs with the waiter's.
+        // Relaxed: ordered by the caller's fence, which pairs with the waiter's (module docs).
         if self.sleepers.load(Ordering::Relaxed) != 0 {
             self.wake();
         }
