@@ -549,6 +549,15 @@ fn room(s: &Stream) -> Option<usize> {
     Some(if len + FLUSH_MARGIN > BUF_BYTES { flush(s) } else { len })
 }
 
+/// Before a pause (`OHp`): flushes now if the resume that follows (`OHr`) would not fit
+/// without a flush. A flush is recorded as work of the thread (`OF[`, `OF]`), and a paused
+/// thread does none: ovni's thread model refuses it between the two.
+fn room_for_resume(s: &Stream) {
+    if !s.closed.load(Ordering::Relaxed) && s.len.load(Ordering::Relaxed) + 2 * FLUSH_MARGIN > BUF_BYTES {
+        flush(s);
+    }
+}
+
 /// Writes `N` small events at `len` (from `room`), after the `later` ones if any, stamped
 /// with one clock read, and commits them.
 #[inline]
@@ -817,6 +826,9 @@ fn record_group(events: &[crate::Event]) {
         return affinity_changed();
     }
     let Some(st) = my_stream() else { return };
+    if let [E::Pause] = events {
+        room_for_resume(st);
+    }
     match *events {
         [] => {}
         [_] => write_group::<1>(st, events),
