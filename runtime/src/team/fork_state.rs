@@ -1,11 +1,12 @@
 //! What each thread keeps for the regions it forks: the teams it keeps for the next fork at
 //! each level ("hot" teams), the teams of its serialized regions, and the clauses pushed for
 //! its next fork (`num_threads`, `proc_bind`, `num_teams`/`thread_limit`). Only the owning
-//! thread touches it (through `Thread::fork_state`): `Cell`s, and `RefCell`s for the growable
-//! parts, each borrowed only inside one method of this module (no borrow outlives a call, so
-//! none can overlap another).
+//! thread touches it (through `Thread::fork_state`): `Cell`s, the growable parts taken out and
+//! put back inside one method of this module ([`with`]). No borrow flag: in the child of a
+//! `fork` called while another thread was inside such a method, the part is found empty (its
+//! teams forgotten, as the child forgets that thread's state anyway), never stuck borrowed.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 use super::descriptor::Team;
 use crate::icv::{Icvs, ProcBind};
@@ -14,9 +15,12 @@ use crate::icv::{Icvs, ProcBind};
 #[derive(Default)]
 pub(crate) struct ForkState {
     /// Teams this thread is the primary thread of, kept for the next fork at the same level.
-    hot: RefCell<Vec<Option<Box<Team>>>>,
+    /// Level 0 on its own: the common case moves one pointer.
+    hot0: Cell<Option<Box<Team>>>,
+    /// Levels 1 and deeper, at `level - 1`.
+    hot: Cell<Vec<Option<Box<Team>>>>,
     /// The serialized regions.
-    serial: RefCell<Serial>,
+    serial: Cell<Serial>,
     /// `num_threads` clause pushed for the next fork (0 = none).
     push_nthreads: Cell<u32>,
     /// The rest of a `num_threads` list pushed for the next fork: nthreads-var of the region's
@@ -28,6 +32,15 @@ pub(crate) struct ForkState {
     push_bind: Cell<Option<ProcBind>>,
     /// `num_teams` / `thread_limit` pushed for the next teams construct (0 = none).
     push_teams: Cell<(u32, u32)>,
+}
+
+/// Runs `f` on the value of `cell`, taken out for the call and put back after.
+#[inline]
+fn with<T: Default, R>(cell: &Cell<T>, f: impl FnOnce(&mut T) -> R) -> R {
+    let mut v = cell.take();
+    let r = f(&mut v);
+    cell.set(v);
+    r
 }
 
 /// The teams of serialized regions, one per serialized nesting depth, reused, and what the
@@ -94,8 +107,11 @@ impl ForkState {
     /// forgotten, in a fork's child, where a vanished thread may have left it half-written;
     /// the serialized teams too).
     pub(crate) fn restart(&self, drop_old: bool) {
-        let old =
-            (self.hot.take(), std::mem::take(&mut self.serial.borrow_mut().saved), self.push_strict.take());
+        let old = (
+            self.take_all_hot(),
+            with(&self.serial, |s| std::mem::take(&mut s.saved)),
+            self.push_strict.take(),
+        );
         if drop_old {
             drop(old);
         } else {
@@ -112,29 +128,38 @@ impl ForkState {
     /// [`ForkState::keep_hot`]).
     #[inline]
     pub(crate) fn take_hot(&self, level: usize) -> Option<Box<Team>> {
-        self.hot.borrow_mut().get_mut(level).and_then(Option::take)
+        match level {
+            0 => self.hot0.take(),
+            _ => with(&self.hot, |hot| hot.get_mut(level - 1).and_then(Option::take)),
+        }
     }
 
     /// Keeps `team` for the next fork at `level`; returns the team kept there before, if any.
     #[inline]
     pub(crate) fn keep_hot(&self, level: usize, team: Box<Team>) -> Option<Box<Team>> {
-        let mut hot = self.hot.borrow_mut();
-        if hot.len() <= level {
-            hot.resize_with(level + 1, || None);
+        if level == 0 {
+            return self.hot0.replace(Some(team));
         }
-        hot[level].replace(team)
+        with(&self.hot, |hot| {
+            if hot.len() < level {
+                hot.resize_with(level, || None);
+            }
+            hot[level - 1].replace(team)
+        })
     }
 
     /// All the teams kept for later forks (the thread ends or pauses).
     #[inline]
     pub(crate) fn take_all_hot(&self) -> Vec<Option<Box<Team>>> {
-        self.hot.take()
+        let mut all = vec![self.hot0.take()];
+        all.append(&mut self.hot.take());
+        all
     }
 
     /// Whether a serialized region is open on this thread.
     #[inline]
     pub(crate) fn in_serial(&self) -> bool {
-        !self.serial.borrow().saved.is_empty()
+        with(&self.serial, |s| !s.saved.is_empty())
     }
 
     /// A serialized region begins, saving `s` to restore at its end: the team it runs on (the
@@ -142,19 +167,20 @@ impl ForkState {
     /// its address is stable while the region runs.
     #[inline]
     pub(crate) fn begin_serial(&self, s: Saved, icvs: crate::icv::Icvs) -> *mut Team {
-        let mut serial = self.serial.borrow_mut();
-        let depth = serial.saved.len();
-        serial.saved.push(s);
-        if serial.teams.len() <= depth {
-            serial.teams.push(Box::new(Team::empty(icvs)));
-        }
-        &mut *serial.teams[depth]
+        with(&self.serial, |serial| {
+            let depth = serial.saved.len();
+            serial.saved.push(s);
+            if serial.teams.len() <= depth {
+                serial.teams.push(Box::new(Team::empty(icvs)));
+            }
+            &mut *serial.teams[depth] as *mut Team
+        })
     }
 
     /// The innermost serialized region ends: what it saved.
     #[inline]
     pub(crate) fn end_serial(&self) -> Option<Saved> {
-        self.serial.borrow_mut().saved.pop()
+        with(&self.serial, |s| s.saved.pop())
     }
 
     /// Takes the `num_threads` pushed for the next fork (0: none).
