@@ -6,6 +6,7 @@ pub(crate) mod chunk_blocks;
 #[cfg(not(loom))]
 pub(crate) mod fork_lock;
 pub(crate) mod futex;
+pub(crate) mod lot;
 pub(crate) mod mutex;
 pub(crate) mod owned_mutex;
 pub(crate) mod release;

@@ -501,6 +501,23 @@ impl Task {
         self.icvs.is_full() && !self.rest.if0.get()
     }
 
+    /// Whether `self` descends from the task at address `anc`, of depth `depth`, by addresses
+    /// alone (`anc` need not be alive: a parked thread's anchor as a waker last saw it).
+    pub(crate) fn descends_from_addr(&self, anc: usize, depth: u32) -> bool {
+        let mut p = self.head.parent;
+        // SAFETY: each ancestor is kept alive by the reference its child holds.
+        while let Some(t) = unsafe { p.as_ref() } {
+            if t.head.depth < depth {
+                return false;
+            }
+            if std::ptr::eq(t, anc as *const Task) {
+                return true;
+            }
+            p = t.head.parent;
+        }
+        false
+    }
+
     /// Whether `self` descends from `anc` (walking parents, which children keep alive).
     pub(crate) fn descends_from(&self, anc: &Task) -> bool {
         let mut p = self.head.parent;

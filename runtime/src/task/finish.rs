@@ -7,6 +7,8 @@ use std::ffi::c_void;
 use super::descriptor::{
     self, Counted, EVENT_BODY_DONE, EVENT_FULFILLED, Kind, Routine, State, flags, release_ref,
 };
+use super::group::TaskGroup;
+use super::pool::Ended;
 use super::submit::make_ready;
 use super::{Task, deps};
 use crate::sync::atomic::Ordering;
@@ -130,8 +132,9 @@ pub(super) fn uncount(t: &Task) {
     if team.runs_hidden_tasks() {
         return uncount_hidden(t, team);
     }
-    if drop_counts(t) {
-        team.tasks().notify();
+    let ended = drop_counts(t);
+    if ended.any() {
+        team.tasks().notify_ended(ended);
     }
 }
 
@@ -145,9 +148,9 @@ pub(super) fn uncount(t: &Task) {
 fn uncount_hidden(t: &Task, team: &crate::team::Team) {
     let origin = origin_team(t).tasks();
     origin.enter_foreign();
-    if drop_counts(t) {
-        team.tasks().notify();
-        origin.notify();
+    if drop_counts(t).any() {
+        team.tasks().notify_all();
+        origin.notify_all();
     }
     origin.leave_foreign();
 }
@@ -166,18 +169,19 @@ fn origin_team(t: &Task) -> &crate::team::Team {
     n.team()
 }
 
-/// Takes `t`'s counts back (see [`uncount`]); true if a count reached 0, so that its waiters
-/// must be woken.
-fn drop_counts(t: &Task) -> bool {
+/// Takes `t`'s counts back (see [`uncount`]): what reached 0, so that its waiters are woken.
+fn drop_counts(t: &Task) -> Ended {
     match t.rest.counted.get() {
-        Counted::Lazy => return uncount_lazy(t),
-        Counted::Retire => return uncount_undeferred(t),
+        Counted::Lazy => return tree_only(uncount_lazy(t)),
+        Counted::Retire => return tree_only(uncount_undeferred(t)),
         Counted::Full => {}
     }
-    let mut zero = false;
-    // SAFETY: a taskgroup outlives its tasks; we do not touch it after the decrement.
-    if let Some(g) = unsafe { t.head.group.as_ref() } {
-        zero |= g.count.fetch_sub(1, Ordering::SeqCst) == 1;
+    let mut ended = Ended::default();
+    // SAFETY: a taskgroup outlives its tasks; after the decrement we use only its address.
+    if let Some(g) = unsafe { t.head.group.as_ref() }
+        && g.count.fetch_sub(1, Ordering::SeqCst) == 1
+    {
+        ended.group = g as *const TaskGroup as usize;
     }
     // SAFETY: our reference keeps an explicit parent alive; implicit ones live in the team.
     let parent = unsafe { &*t.head.parent };
@@ -185,13 +189,19 @@ fn drop_counts(t: &Task) -> bool {
     // each of which saw `created` as of its own child's creation, so it sees the final
     // `created` when the parent waits (see README.md).
     let done = parent.rest.completed.fetch_add(1, Ordering::SeqCst).wrapping_add(1);
-    zero |= done == parent.rest.created.load(Ordering::Relaxed);
+    if done == parent.rest.created.load(Ordering::Relaxed) {
+        ended.children_of = parent as *const Task as usize;
+    }
     // The task's subtree is done if it never had children (none can come now), or when the
     // last one retires (`sync/retire.rs` arbitrates between us and that child).
     if retire::self_done(t) {
-        zero |= retire::retire(t);
+        ended.tree = retire::retire(t);
     }
-    zero
+    ended
+}
+
+fn tree_only(tree: bool) -> Ended {
+    Ended { tree, ..Ended::default() }
 }
 
 /// The end of an undeferred task: without children, its count is simply taken back (the

@@ -5,19 +5,23 @@
 //! an injector takes tasks readied by threads outside the team (a detach fulfilled elsewhere)
 //! and tasks put back; prioritised tasks go to heaps looked at first (`prio.rs`).
 //!
-//! # Waking waiters (see README.md)
-//! Threads that wait for a condition (a count reaching 0) run tasks meanwhile, spin and yield
-//! for the block time, then park in the pool's [`Sleep`] (`sync/sleep.rs`: the protocol, why
-//! no wake-up is lost, and its loom models); every push and every count that reaches 0
-//! notifies it.
+//! # Waking waiters (README.md §4)
+//! Threads that wait for a condition (a count reaching 0) run tasks meanwhile, then park in the
+//! pool's [`Lot`] (`sync/lot.rs`: the protocol, why no wake-up is lost, and its loom models),
+//! each on a word of its own, under the *key* of what it waits for; a thread waiting in a task
+//! (under the scheduling constraint) parks as one that takes only some work. A push onto a
+//! member's own queue wakes one thread that takes any work (the pusher itself can always run
+//! what it pushed there); a task queued elsewhere wakes the threads waiting in its ancestors
+//! and one that takes any work; a count reaching 0 wakes the threads keyed by it; rare events
+//! (a mutexinoutset lock freed, a `taskwait depend` satisfied) wake every one.
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 
 use super::descriptor::TaskRef;
 use super::prio::{HeapRefused, PrioHeaps};
-use crate::sync::atomic::{AtomicU32, Ordering};
-use crate::sync::sleep::Sleep;
+use crate::sync::atomic::{AtomicU32, Ordering, fence};
+use crate::sync::lot::{Announced, Lot, Parker, Takes};
 
 /// The ready tasks of one team.
 pub(crate) struct TaskPool {
@@ -26,9 +30,14 @@ pub(crate) struct TaskPool {
     injector: Injector<TaskRef>,
     /// The prioritised tasks.
     prio: PrioHeaps,
-    sleep: Sleep,
+    /// The members' places to park.
+    lot: Lot,
     /// Threads outside the team completing one of its tasks (detach fulfilled elsewhere).
     foreign: AtomicU32,
+    /// Whether the team's region began with more busy threads than CPUs: then a thread that
+    /// waits in a task and may run no task it sees sleeps (README.md §4). Fixed for a region,
+    /// so that every wait in the team follows the same rule.
+    alone: bool,
 }
 
 // SAFETY: each deque's `Worker` is used only by the member with that thread number (the
@@ -46,23 +55,38 @@ impl TaskPool {
             stealers,
             injector: Injector::new(),
             prio: PrioHeaps::new(n),
-            sleep: Sleep::new(),
+            lot: Lot::new(n as usize),
             foreign: AtomicU32::new(0),
+            alone: false,
         }
     }
 
     /// Pushes a ready task: member `tid`'s deque (caller must be that member), or the injector
     /// when `tid` is None; a prioritised task to the member's heap (or the outside heap).
     pub(crate) fn push(&self, tid: Option<u32>, t: TaskRef, priority: i32) {
+        let own = tid.filter(|&tid| (tid as usize) < self.deques.len());
         if priority > 0 {
-            self.prio.push(tid, t, priority);
-        } else {
-            match tid {
-                Some(tid) if (tid as usize) < self.deques.len() => self.deques[tid as usize].push(t),
-                _ => self.injector.push(t),
-            }
+            return self.queue_outside(t, |t| self.prio.push(own, t, priority));
         }
-        self.notify();
+        match own {
+            Some(tid) => {
+                self.deques[tid as usize].push(t);
+                self.notify_work();
+            }
+            None => self.queue_outside(t, |t| self.injector.push(t)),
+        }
+    }
+
+    /// At the start of a region (no task queued, no member waiting): whether the team is
+    /// oversubscribed for its waits (`alone`).
+    pub(crate) fn set_alone(&mut self, v: bool) {
+        self.alone = v;
+    }
+
+    /// Whether a thread waiting in a task sleeps when it may run no task it sees.
+    #[inline]
+    pub(crate) fn alone(&self) -> bool {
+        self.alone
     }
 
     /// Prioritised tasks member `tid` has queued (in its heap), as last seen: for the cut-off.
@@ -79,11 +103,23 @@ impl TaskPool {
 
     /// Puts back a task that may not run here now (refused by the scheduling constraint, or
     /// its mutexinoutset lock busy) where any member can take it. It was in no queue
-    /// meanwhile (see `steal_into`): a thread that looked for work then may have parked.
+    /// meanwhile (see `steal_into`): a thread that looked for work then may have parked, and
+    /// the threads that may run it are woken ([`queue_outside`](Self::queue_outside)).
     #[cold]
     pub(crate) fn put_back(&self, t: TaskRef) {
-        self.injector.push(t);
-        self.notify();
+        self.queue_outside(t, |t| self.injector.push(t));
+    }
+
+    /// Moves every task of member `tid`'s own deque to the injector (caller: that member,
+    /// about to sleep while it may run none of them: README.md §4), waking the threads that
+    /// may be waiting for each.
+    #[cold]
+    pub(crate) fn spill(&self, tid: u32) {
+        if let Some(w) = self.deques.get(tid as usize) {
+            while let Some(t) = w.pop() {
+                self.put_back(t);
+            }
+        }
     }
 
     /// Takes a ready task for member `tid` (priority heap, own deque, injector, then a random
@@ -105,19 +141,8 @@ impl TaskPool {
         refused: &mut HeapRefused,
     ) -> Option<TaskRef> {
         let batch = anchor == 0;
-        if let Some(t) = self.prio.take(tid, allowed, anchor, refused) {
+        if let Some(t) = self.take_own(tid, allowed, anchor, refused) {
             return Some(t);
-        }
-        if let Some(w) = self.deques.get(tid as usize)
-            && let Some(t) = w.pop()
-        {
-            if allowed(t) {
-                return Some(t);
-            }
-            // Newer tasks sit on top: if the top may not run, nothing below may either. While
-            // it was out, a thread may have found no work and parked: wake it (`put_back`).
-            w.push(t);
-            self.notify();
         }
         let own = if batch { self.deques.get(tid as usize) } else { None };
         // Each source is looked at before stealing from it: crossbeam's steal pins the epoch
@@ -169,6 +194,56 @@ impl TaskPool {
         None
     }
 
+    /// [`take`](Self::take) without stealing from the other members' deques (a constrained
+    /// thread in an oversubscribed team: README.md §4): the heaps, the thread's own deque, and
+    /// every task of the injector.
+    pub(crate) fn take_unstolen(
+        &self,
+        tid: u32,
+        allowed: &dyn Fn(TaskRef) -> bool,
+        anchor: usize,
+        refused: &mut HeapRefused,
+    ) -> Option<TaskRef> {
+        self.take_own(tid, allowed, anchor, refused).or_else(|| self.take_outside(allowed))
+    }
+
+    /// The heaps, then member `tid`'s own deque.
+    #[inline]
+    fn take_own(
+        &self,
+        tid: u32,
+        allowed: &dyn Fn(TaskRef) -> bool,
+        anchor: usize,
+        refused: &mut HeapRefused,
+    ) -> Option<TaskRef> {
+        if let Some(t) = self.prio.take(tid, allowed, anchor, refused) {
+            return Some(t);
+        }
+        let w = self.deques.get(tid as usize)?;
+        let t = w.pop()?;
+        if allowed(t) {
+            return Some(t);
+        }
+        // Newer tasks sit on top: if the top may not run, nothing below may either. While it
+        // was out, a thread may have found no work and parked: wake one.
+        w.push(t);
+        self.notify_work();
+        None
+    }
+
+    /// A task of the injector that `allowed` accepts, looking at each task there once (the
+    /// refused ones go back, to the injector's end).
+    fn take_outside(&self, allowed: &dyn Fn(TaskRef) -> bool) -> Option<TaskRef> {
+        for _ in 0..self.injector.len() {
+            let t = steal(|| self.injector.steal())?;
+            if allowed(t) {
+                return Some(t);
+            }
+            self.put_back(t);
+        }
+        None
+    }
+
     /// Steals from one source: a batch into the thief's deque `own` when given (`batch`), else
     /// one task (`one`). The tasks of a batch were in no queue while they moved, so a thread
     /// that looked for work meanwhile may have parked: it is woken if any are left over.
@@ -188,7 +263,7 @@ impl TaskPool {
             None => one(),
         })?;
         if own.is_some_and(|w| !w.is_empty()) {
-            self.notify();
+            self.notify_work();
         }
         Some(t)
     }
@@ -201,23 +276,131 @@ impl TaskPool {
             || self.stealers.iter().any(|s| !s.is_empty())
     }
 
-    /// After a state change waiters may be waiting for: wake them if any sleeps.
+    /// After a push onto a member's own queue: wakes one parked thread that takes any work,
+    /// or, when the team is not oversubscribed (`alone`), one that takes some (it may be waiting in
+    /// an ancestor of the task). Only for parallelism: the pusher itself runs what it pushed
+    /// there if nobody takes it (README.md §4).
     #[inline]
-    pub(crate) fn notify(&self) {
-        self.sleep.notify();
+    fn notify_work(&self) {
+        fence(Ordering::SeqCst);
+        if self.lot.any_parked() {
+            self.lot.wake_one(!self.alone);
+        }
     }
 
-    /// [`notify`](Self::notify) for a caller that has issued a SeqCst fence since its state
-    /// change (`EpochFlag::set` does): the fence is the notifier's half of the protocol.
+    /// After an event any parked thread may be waiting for (a mutexinoutset lock freed, a
+    /// `taskwait depend` satisfied, a hidden task's counts): wakes them all.
     #[inline]
-    pub(crate) fn notify_fenced(&self) {
-        self.sleep.notify_fenced();
+    pub(crate) fn notify_all(&self) {
+        fence(Ordering::SeqCst);
+        if self.lot.any_parked() {
+            self.lot.wake_all();
+        }
     }
 
-    /// Parks until notified, unless `cond` holds or work is visible once announced (to a
-    /// thread constrained by `anchor` with the memo `refused`, as in `take`).
-    pub(crate) fn park(&self, cond: &dyn Fn() -> bool, anchor: usize, refused: &HeapRefused) {
-        self.sleep.park(&|| cond() || self.has_work(anchor, refused));
+    /// Queues `t` (with `queue`) where its owner's progress does not carry it (the injector,
+    /// a heap), then wakes the parked threads waiting in an ancestor of `t`, which may run it,
+    /// and one thread that may run any task. Once queued, `t` may run and be freed at once:
+    /// when a thread looks parked beforehand, `t` is held (a reference) for the look at its
+    /// ancestors; otherwise, in the rare case that one parks meanwhile, every thread parked in
+    /// a task is woken.
+    #[inline]
+    fn queue_outside(&self, t: TaskRef, queue: impl FnOnce(TaskRef)) {
+        // Relaxed: a hint; the look that counts follows the fence.
+        let held = self.lot.any_parked().then(|| {
+            // SAFETY: `t` is alive until queued (its queuer holds it).
+            let task = unsafe { &*t.0 };
+            // Relaxed: as any new reference, taken by a holder (`descriptor::release_ref`).
+            task.rest.refs.fetch_add(1, Ordering::Relaxed);
+            task
+        });
+        queue(t);
+        fence(Ordering::SeqCst);
+        if self.lot.any_parked() {
+            self.wake_for(held);
+        }
+        if let Some(task) = held {
+            super::descriptor::release_ref(task);
+        }
+    }
+
+    #[cold]
+    fn wake_for(&self, task: Option<&super::Task>) {
+        match task {
+            Some(task) => self
+                .lot
+                .wake_keyed_if(|_, anchor, depth| anchor != 0 && task.descends_from_addr(anchor, depth)),
+            None => self.lot.wake_keyed_if(|_, anchor, _| anchor != 0),
+        }
+        self.lot.wake_one(false);
+    }
+
+    /// After counts dropped by a task's end (`task::uncount`): wakes the threads waiting for
+    /// what ended.
+    #[inline]
+    pub(crate) fn notify_ended(&self, ended: Ended) {
+        fence(Ordering::SeqCst);
+        if self.lot.any_parked() {
+            self.wake_ended(ended);
+        }
+    }
+
+    #[cold]
+    fn wake_ended(&self, ended: Ended) {
+        for key in [ended.children_of, ended.group] {
+            if key != 0 {
+                self.lot.wake_key(key);
+            }
+        }
+        if ended.tree {
+            self.lot.wake_idle();
+        }
+    }
+
+    /// For a barrier's flag writer that has issued a SeqCst fence since its write
+    /// (`EpochFlag::set`): wakes the members parked here while they wait in the barrier
+    /// (`BarrierHelp`), which park as threads that take any work.
+    #[inline]
+    pub(crate) fn notify_barrier_fenced(&self) {
+        if self.lot.any_parked() {
+            self.lot.wake_idle();
+        }
+    }
+
+    /// Parks member `tid` until notified, unless `cond` holds or work is visible once
+    /// announced (to a thread constrained by `anchor` with the memo `refused`, as in `take`).
+    /// `key` names what it waits for (what `notify_ended` is given when it ends; 0 for a
+    /// tree, a barrier, or nothing).
+    pub(crate) fn park(&self, tid: u32, key: usize, wait: Park<'_>) {
+        let (cond, anchor, refused) = (wait.cond, wait.anchor, wait.refused);
+        let who = self.parker(tid, key, anchor as *const super::Task);
+        self.lot.park(who, &|| cond() || self.has_work(anchor, refused));
+    }
+
+    /// Announces member `tid`, waiting under `key` in task `anchor` (null: in none), before it
+    /// looks for work it may run: a task queued from then on where the thread does not look
+    /// before it sleeps wakes it (README.md §4). Then [`sleep`](Self::sleep) or
+    /// [`leave`](Self::leave).
+    pub(crate) fn announce(&self, tid: u32, key: usize, anchor: *const super::Task) -> Announced {
+        self.lot.announce(self.parker(tid, key, anchor))
+    }
+
+    pub(crate) fn sleep(&self, a: Announced) {
+        self.lot.sleep(a);
+    }
+
+    pub(crate) fn leave(&self, a: Announced) {
+        self.lot.leave(a);
+    }
+
+    fn parker(&self, tid: u32, key: usize, anchor: *const super::Task) -> Parker {
+        debug_assert!((tid as usize) < self.deques.len(), "parks only members");
+        let place = (tid as usize).min(self.deques.len() - 1);
+        // SAFETY: the anchor is null or the task the thread waits in, alive meanwhile.
+        match unsafe { anchor.as_ref() } {
+            None => Parker { place, key, takes: Takes::Any, tag: 0, rank: 0 },
+            Some(a) => Parker { place, key, takes: Takes::Some, tag: anchor as usize, rank: a.head.depth },
+        }
     }
 
     /// A thread outside the team is about to complete one of its tasks (the pool is alive:
@@ -239,6 +422,34 @@ impl TaskPool {
             std::thread::yield_now();
         }
     }
+}
+
+/// What a task's end ended, for [`TaskPool::notify_ended`]: the keys of the waits it may end
+/// (0: none).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Ended {
+    /// The parent's address, when its last child completed (`taskwait`).
+    pub(crate) children_of: usize,
+    /// The taskgroup's address, when its count reached 0 (end of taskgroup).
+    pub(crate) group: usize,
+    /// A root's tree retired (barriers, the region's end).
+    pub(crate) tree: bool,
+}
+
+impl Ended {
+    pub(crate) fn any(&self) -> bool {
+        self.children_of != 0 || self.group != 0 || self.tree
+    }
+}
+
+/// How a thread parks on the pool ([`TaskPool::park`]).
+pub(crate) struct Park<'a> {
+    /// What it waits for.
+    pub(crate) cond: &'a dyn Fn() -> bool,
+    /// Its scheduling constraint (0: none).
+    pub(crate) anchor: usize,
+    /// Its memo of refused heaps.
+    pub(crate) refused: &'a HeapRefused,
 }
 
 /// The most deques one `take` looks at for a task to steal.
@@ -376,6 +587,33 @@ mod tests {
         let order: Vec<_> = (0..5).map(|_| pool.take(1, &mut rng, &any, 0, &mut refused)).collect();
         assert_eq!(order, [Some(fake(3)), Some(fake(2)), Some(fake(4)), Some(fake(1)), None]);
         assert_eq!((pool.prio_queued(0), pool.prio_queued(1)), (0, 0));
+    }
+
+    /// A member about to sleep spills its deque to the injector; a constrained thread that
+    /// does not steal (`take_unstolen`) takes from there only a task it may run, looking at each
+    /// once, and leaves the others queued; it never takes from another member's deque.
+    #[test]
+    fn a_spilled_deque_is_found_by_those_who_may_run_its_tasks() {
+        let pool = TaskPool::new(2);
+        for i in 1..=3 {
+            pool.push(Some(0), fake(i), 0);
+        }
+        pool.push(Some(1), fake(9), 0);
+        pool.spill(0);
+        assert_eq!(pool.own_len(0), 0);
+        let mut refused = HeapRefused::default();
+        let only_2 = |t: TaskRef| t == fake(2);
+        assert_eq!(pool.take_unstolen(1, &only_2, WAITS_IN, &mut refused), Some(fake(2)));
+        assert_eq!(pool.take_unstolen(1, &only_2, WAITS_IN, &mut refused), None);
+        let only_9 = |t: TaskRef| t == fake(9);
+        assert_eq!(pool.take_unstolen(0, &only_9, WAITS_IN, &mut refused), None, "taken from a victim");
+        // The spilled tasks left go to whoever may run them; the victim's task stays in its
+        // deque.
+        let any = |_: TaskRef| true;
+        let mut rest: Vec<_> = (0..3).map(|_| pool.take_unstolen(0, &any, 0, &mut refused)).collect();
+        rest.sort_by_key(|t| t.map(|t| t.0 as usize));
+        assert_eq!(rest, [None, Some(fake(1)), Some(fake(3))]);
+        assert_eq!(pool.own_len(1), 1);
     }
 
     /// The address of a task a constrained thread waits in (any non-zero value).

@@ -63,7 +63,7 @@ pub(super) fn execute_part(th: Thread, t: &'static Task, started: bool) -> bool 
         deps::unlock_all(ms);
         // A member of the same mutexinoutset group may have been put back meanwhile: a
         // thread asleep in a wait must look again.
-        t.team().tasks().notify();
+        t.team().tasks().notify_all();
     }
     finish_part(t, Some(th));
     true

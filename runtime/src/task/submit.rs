@@ -248,7 +248,7 @@ fn schedule(th: Thread, t: &'static Task, defer: bool) {
 pub(crate) fn make_ready(t: &'static Task) {
     match t.head.kind {
         Kind::Waiter => {
-            t.team().tasks().notify();
+            t.team().tasks().notify_all();
             release_ref(t);
         }
         _ => {

@@ -2,6 +2,7 @@
 //! depend(...)`, and the task running a waiting thread does meanwhile, under the scheduling
 //! constraint (README §6), at barriers without it.
 
+use super::pool::Park;
 use super::run::execute;
 use super::*;
 use crate::sync::wait::HANDOVER_NS;
@@ -9,6 +10,16 @@ use std::time::Duration;
 
 /// Runs one ready task of the current team, if the scheduling constraint allows one.
 pub fn run_one(th: Thread) -> bool {
+    match find(th, true) {
+        // SAFETY: a queued task stays alive until it completes.
+        Some(r) => execute(th, unsafe { &*r.0 }),
+        None => false,
+    }
+}
+
+/// Takes a ready task of the current team that the scheduling constraint allows, stealing
+/// from the other members' deques only with `steal` (`TaskPool::take_unstolen`).
+fn find(th: Thread, steal: bool) -> Option<TaskRef> {
     let ts = th.task_state();
     let anchor = ts.tsc();
     let pool = th.team().tasks();
@@ -20,24 +31,30 @@ pub fn run_one(th: Thread) -> bool {
         unsafe { anchor.as_ref() }.is_none_or(|a| c.descends_from(a))
     };
     let (mut rng, mut refused) = ts.search();
-    let got = pool.take(th.tid(), &mut rng, &allowed, anchor as usize, &mut refused);
+    let got = if steal {
+        pool.take(th.tid(), &mut rng, &allowed, anchor as usize, &mut refused)
+    } else {
+        pool.take_unstolen(th.tid(), &allowed, anchor as usize, &mut refused)
+    };
     ts.end_search(rng, refused);
-    match got {
-        // SAFETY: a queued task stays alive until it completes.
-        Some(r) => execute(th, unsafe { &*r.0 }),
-        None => false,
-    }
+    got
 }
 
 /// Waits until `cond` holds, running tasks of the current team meanwhile; spins, yields, then
-/// parks (the pool's wake-up protocol).
-pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
+/// parks on the pool under `key` (what ends the wait: `pool::Ended`, README.md §4).
+pub(crate) fn wait_until(th: Thread, key: usize, cond: &dyn Fn() -> bool) {
     let pool = th.team().tasks();
     let mut start: Option<Instant> = None;
     let mut polls = 0u32;
     loop {
         if cond() {
             return;
+        }
+        // Copies: `cond` may change the thread's state.
+        let anchor = th.task_state().tsc();
+        if !anchor.is_null() && pool.alone() {
+            wait_alone(th, key, anchor, cond);
+            continue;
         }
         if run_one(th) {
             start = None;
@@ -49,7 +66,7 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
         }
         // A few polls spinning, then a yield between polls (every poll looks at the other
         // members' deques: polling them faster slows their owners' pushes), at once when the
-        // runtime has more busy threads than CPUs (the tasks waited for may need this CPU).
+        // runtime has more busy threads than CPUs.
         polls += 1;
         if polls < 64 && !WaitPolicy::oversubscribed() {
             std::hint::spin_loop();
@@ -62,10 +79,40 @@ pub(crate) fn wait_until(th: Thread, cond: &dyn Fn() -> bool) {
         if start.get_or_insert_with(Instant::now).elapsed() < block {
             continue;
         }
-        // Copies: `cond` may change the thread's state.
-        let (anchor, refused) = (th.task_state().tsc() as usize, th.task_state().heap_refused());
-        pool.park(cond, anchor, &refused);
+        let refused = th.task_state().heap_refused();
+        pool.park(th.tid(), key, Park { cond, anchor: anchor as usize, refused: &refused });
         start = None;
+    }
+}
+
+/// One round of a wait in task `anchor` in an oversubscribed team: runs a task it may run
+/// if it finds one (as any waiter does: one steal at most), else sleeps until what it waits for
+/// ends or a task it may run is queued where it looks after announcing itself (its own deque,
+/// the heaps, the injector: not the other members' deques). The tasks it waits for run on
+/// other threads, which need the CPU more than it needs to poll them (yielding in a loop hands
+/// the CPU to the next waiter, which polls in turn). Before it sleeps it spills its own deque,
+/// whose tasks it may not run now, to the injector: a sleeping thread holds no queued task
+/// (README.md §4).
+#[cold]
+fn wait_alone(th: Thread, key: usize, anchor: *const Task, cond: &dyn Fn() -> bool) {
+    let pool = th.team().tasks();
+    if let Some(r) = find(th, true) {
+        // SAFETY: a queued task stays alive until it completes.
+        execute(th, unsafe { &*r.0 });
+        return;
+    }
+    pool.spill(th.tid());
+    let a = pool.announce(th.tid(), key, anchor);
+    if cond() {
+        return pool.leave(a);
+    }
+    match find(th, false) {
+        Some(r) => {
+            pool.leave(a);
+            // SAFETY: as above.
+            execute(th, unsafe { &*r.0 });
+        }
+        None => pool.sleep(a),
     }
 }
 
@@ -90,7 +137,7 @@ pub(crate) fn serve_hidden(th: Thread) {
             continue;
         }
         let refused = ts.heap_refused();
-        pool.park(&|| false, 0, &refused);
+        pool.park(th.tid(), 0, Park { cond: &|| false, anchor: 0, refused: &refused });
         idle = 0;
     }
 }
@@ -112,7 +159,7 @@ pub fn taskwait(th: Thread) {
         return;
     }
     oxiomp_instrument::taskwait_enter();
-    constrained(th, || wait_until(th, &|| t.children_done()));
+    constrained(th, || wait_until(th, t as *const Task as usize, &|| t.children_done()));
     oxiomp_instrument::taskwait_exit();
 }
 
@@ -136,7 +183,7 @@ pub fn drain<'a>(th: Thread, roots: impl Iterator<Item = &'a Task> + Clone) {
         return;
     }
     oxiomp_instrument::barrier_task_enter();
-    at_barrier(th, || wait_until(th, &done));
+    at_barrier(th, || wait_until(th, 0, &done));
     oxiomp_instrument::barrier_task_exit();
 }
 
@@ -170,14 +217,16 @@ impl crate::sync::wait::Helper for BarrierHelp {
     fn park(&mut self, ready: &dyn Fn() -> bool) -> bool {
         let team = self.th.team();
         let refused = self.th.task_state().heap_refused();
-        // Anchor 0: at a barrier every task is allowed (`at_barrier`).
-        team.tasks().park(ready, 0, &refused);
+        // Anchor 0: at a barrier every task is allowed (`at_barrier`). Key 0: woken by the
+        // barrier's flags (`published`) and by new tasks.
+        let wait = Park { cond: ready, anchor: 0, refused: &refused };
+        team.tasks().park(self.th.tid(), 0, wait);
         true
     }
 
     #[inline]
     fn published(&self) {
-        self.th.team().tasks().notify_fenced();
+        self.th.team().tasks().notify_barrier_fenced();
     }
 }
 
@@ -210,7 +259,7 @@ pub fn taskgroup_end(th: Thread) {
     oxiomp_instrument::taskgroup_enter();
     // Acquire: pairs with the completions' SeqCst decrements (their effects are visible).
     if g.count.load(Ordering::Acquire) != 0 {
-        constrained(th, || wait_until(th, &|| g.count.load(Ordering::Acquire) == 0));
+        constrained(th, || wait_until(th, gp as usize, &|| g.count.load(Ordering::Acquire) == 0));
     }
     t.head.cur_group.set(g.parent);
     // SAFETY: created by `taskgroup_begin` with Box::into_raw; no task refers to it any more.
@@ -259,7 +308,8 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     w.rest.refs.fetch_add(1, Ordering::Relaxed);
     map.watch(w, deps);
     if !deps::finish_registration(w) {
-        constrained(th, || wait_until(th, &|| w.rest.dep.is_ready()));
+        // Key 0: a waiter readied wakes every parked thread (`make_ready`).
+        constrained(th, || wait_until(th, 0, &|| w.rest.dep.is_ready()));
     } else {
         release_ref(w);
     }

@@ -182,6 +182,7 @@ impl Team {
             self.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
         }
         self.primary.epochs.resize(n, 0);
+        self.tasks.set_alone(crate::sync::WaitPolicy::oversubscribed());
         set(&mut self.nthreads, n as u32);
         (n as u32, why)
     }
