@@ -19,6 +19,7 @@ pub fn run_one(th: Thread) -> bool {
 
 /// Takes a ready task of the current team that the scheduling constraint allows, stealing
 /// from the other members' deques only with `steal` (`TaskPool::take_unstolen`).
+#[inline]
 fn find(th: Thread, steal: bool) -> Option<TaskRef> {
     let ts = th.task_state();
     let anchor = ts.tsc();
