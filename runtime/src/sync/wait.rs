@@ -101,6 +101,8 @@ pub(crate) struct Spin {
     start: Option<Instant>,
     /// The least time phase 2 lasts: 0 for a team wait, [`HANDOVER_NS`] for a hand-over.
     floor_ns: u64,
+    /// Polls per round ([`polls`](Self::polls)).
+    polls: u32,
 }
 
 /// The least time a hand-over polls and yields before it parks (see [`Spin`]): longer than
@@ -117,13 +119,28 @@ impl Spin {
     /// A team wait's schedule.
     #[inline]
     pub(crate) fn new() -> Self {
-        Spin { rounds: 0, start: None, floor_ns: 0 }
+        Spin { rounds: 0, start: None, floor_ns: 0, polls: Self::polls_now() }
     }
 
     /// A hand-over's schedule.
     #[inline]
     pub(crate) fn handover() -> Self {
-        Spin { rounds: 0, start: None, floor_ns: HANDOVER_NS }
+        Spin { rounds: 0, start: None, floor_ns: HANDOVER_NS, polls: Self::polls_now() }
+    }
+
+    /// Polls of the condition per round for this wait: [`POLLS`](Self::POLLS), or one when the
+    /// runtime has more busy threads than CPUs. Then every round ends in a yield, and spinning
+    /// before it only delays the thread waited for, which may be waiting for this CPU (a round
+    /// of 16 spin hints is about 0.3 us: on one CPU, a fork/join of 2 threads cost that much
+    /// more than libomp's).
+    #[inline]
+    pub(crate) fn polls(&self) -> u32 {
+        self.polls
+    }
+
+    #[inline]
+    fn polls_now() -> u32 {
+        if WaitPolicy::oversubscribed() { 1 } else { Self::POLLS }
     }
 
     /// The waiter found work to do: the budget starts over.
@@ -337,7 +354,7 @@ impl EpochFlag {
         let mut spin = if handover { Spin::handover() } else { Spin::new() };
         N::awake(awake);
         loop {
-            for _ in 0..Spin::POLLS {
+            for _ in 0..spin.polls() {
                 if reached(self.load(), target) {
                     return;
                 }
