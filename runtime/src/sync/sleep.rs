@@ -82,7 +82,7 @@ impl Sleep {
         use super::wait::Spin;
         let mut spin = Spin::new();
         loop {
-            for _ in 0..Spin::POLLS {
+            for _ in 0..spin.polls() {
                 if cond() {
                     return;
                 }

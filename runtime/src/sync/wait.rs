@@ -81,9 +81,12 @@ const PURE_ROUNDS: u32 = 2000 / Spin::POLLS;
 /// Phase 1, a short pure spin (a few microseconds), is where a barrier, a join or a short
 /// critical section between running threads completes; it is skipped when the runtime knows
 /// it has more busy threads than CPUs (the thread we wait for may need our CPU). Phase 2, until
-/// the block time (`KMP_BLOCKTIME`) is used up, yields the CPU between rounds (every round when
-/// oversubscribed, every 8th otherwise), so that the awaited thread runs even when the machine
-/// is oversubscribed by threads we do not know about. Then the caller parks.
+/// the block time (`KMP_BLOCKTIME`) is used up, yields the CPU between rounds, so that the
+/// awaited thread runs even when the machine is oversubscribed by threads we do not know
+/// about: every round when the runtime knows it is oversubscribed; otherwise every 8th round,
+/// and further apart, up to every [`YIELD_GAP_MAX`]th, while the yields return at once
+/// ([`YieldGap`]). A waiter on an idle machine thus costs almost no system time, and one on a
+/// machine shared with other programs leaves them the CPU. Then the caller parks.
 ///
 /// Two kinds of wait. A *team wait* ([`Spin::new`]: barriers, fork, join, reductions) waits
 /// for whatever the other threads do meanwhile, for as long as the program makes them; with a
@@ -103,7 +106,60 @@ pub(crate) struct Spin {
     floor_ns: u64,
     /// Polls per round ([`polls`](Self::polls)).
     polls: u32,
+    /// When phase 2 yields if the runtime is not known to be oversubscribed: every 8th to
+    /// every [`YIELD_GAP_MAX`]th round.
+    yields: YieldGap<8, YIELD_GAP_MAX>,
 }
+
+/// The most rounds between yields of a waiter not known to be oversubscribed: about 50 to 100
+/// microseconds of polling, so that a thread of another program that becomes runnable on this
+/// CPU waits no longer than that for it.
+#[cfg(not(loom))]
+const YIELD_GAP_MAX: u32 = 256;
+
+/// When a polling waiter that the runtime does not know to be oversubscribed yields: every
+/// `gap`th round, the gap doubling from its least to its most while each yield returns at
+/// once (no other thread wanted the CPU, so the system call bought nothing), and back to its
+/// least after a yield that gave the CPU away (it took longer). The gap describes the
+/// machine, not one wait: a waiter keeps it when it starts over.
+#[cfg(not(loom))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct YieldGap<const MIN: u32, const MAX: u32> {
+    gap: u32,
+}
+
+#[cfg(not(loom))]
+impl<const MIN: u32, const MAX: u32> YieldGap<MIN, MAX> {
+    /// Yields every `MIN`th round at first, every `MAX`th at the widest (powers of two).
+    pub(crate) const fn new() -> Self {
+        assert!(MIN.is_power_of_two() && MAX.is_power_of_two() && MIN <= MAX);
+        YieldGap { gap: MIN }
+    }
+
+    /// Whether the waiter yields at round `round`.
+    #[inline]
+    pub(crate) fn due(&self, round: u32) -> bool {
+        round.is_multiple_of(self.gap)
+    }
+
+    /// Yields the CPU and widens or closes the gap by how long that took; returns the instant
+    /// after the yield (the caller's look at the clock).
+    pub(crate) fn yield_now(&mut self) -> Instant {
+        let before = Instant::now();
+        std::thread::yield_now();
+        let after = Instant::now();
+        self.yielded(after - before);
+        after
+    }
+
+    /// A yield took `took`.
+    fn yielded(&mut self, took: Duration) {
+        self.gap = if took < IDLE_YIELD { (self.gap * 2).min(MAX) } else { MIN };
+    }
+}
+
+#[cfg(not(loom))]
+const IDLE_YIELD: Duration = Duration::from_micros(3);
 
 /// The least time a hand-over polls and yields before it parks (see [`Spin`]): longer than
 /// the critical sections and ordered regions whose hand-over it waits for, short enough that a
@@ -116,16 +172,19 @@ impl Spin {
     /// Polls of the condition per round.
     pub(crate) const POLLS: u32 = 16;
 
+    /// Phase 2's yields when not known to be oversubscribed.
+    const YIELDS: YieldGap<8, YIELD_GAP_MAX> = YieldGap::new();
+
     /// A team wait's schedule.
     #[inline]
     pub(crate) fn new() -> Self {
-        Spin { rounds: 0, start: None, floor_ns: 0, polls: Self::polls_now() }
+        Spin { rounds: 0, start: None, floor_ns: 0, polls: Self::polls_now(), yields: Self::YIELDS }
     }
 
     /// A hand-over's schedule.
     #[inline]
     pub(crate) fn handover() -> Self {
-        Spin { rounds: 0, start: None, floor_ns: HANDOVER_NS, polls: Self::polls_now() }
+        Spin { rounds: 0, start: None, floor_ns: HANDOVER_NS, polls: Self::polls_now(), yields: Self::YIELDS }
     }
 
     /// Polls of the condition per round for this wait: [`POLLS`](Self::POLLS), or one when the
@@ -162,9 +221,9 @@ impl Spin {
 
     /// `idle_round` under the block time `block_ns` and the oversubscription hint given.
     fn idle_round_with(&mut self, block_ns: u64, oversubscribed: bool) -> bool {
-        // Saturating at a multiple of 8: a waiter that has spun that long still yields and
-        // looks at the clock every round.
-        self.rounds = self.rounds.saturating_add(1).min(!7);
+        // Saturating at a multiple of every yield gap: a waiter that has spun that long still
+        // yields and looks at the clock every round.
+        self.rounds = self.rounds.saturating_add(1).min(!(YIELD_GAP_MAX - 1));
         let budget = Duration::from_nanos(block_ns.max(self.floor_ns));
         if budget.is_zero() {
             // Passive: park now; but when threads outnumber CPUs, the thread waited for may be
@@ -180,11 +239,14 @@ impl Spin {
             return true;
         }
         let start = *self.start.get_or_insert_with(Instant::now);
-        if oversubscribed || self.rounds.is_multiple_of(8) {
+        if oversubscribed {
             std::thread::yield_now();
-            // The clock is read only with the yields (a read costs as much as a round of
-            // polls here): the spin budget is kept to within 8 rounds.
             return start.elapsed() < budget;
+        }
+        if self.yields.due(self.rounds) {
+            // The clock is read only around the yields (a read costs as much as a round of
+            // polls here): the spin budget is kept to within one gap of rounds.
+            return self.yields.yield_now() - start < budget;
         }
         true
     }
@@ -414,8 +476,50 @@ mod tests {
             s.rounds = u32::MAX - 3;
             s.start = Some(long_ago);
             assert!((0..16).any(|_| !s.idle_round_with(200_000_000, false)), "spun on past its time");
-            assert_eq!(s.rounds % 8, 0);
+            assert_eq!(s.rounds % YIELD_GAP_MAX, 0);
         }
+    }
+
+    /// Yields that return at once space out to one every `max` rounds; one that gave the CPU
+    /// away brings them back to every `min`th.
+    #[test]
+    #[cfg(not(loom))]
+    fn yields_space_out_while_nobody_takes_the_cpu() {
+        let mut y = YieldGap::<8, 256>::new();
+        let mut gaps = vec![y.gap];
+        while y.gap < 256 {
+            y.yielded(Duration::from_nanos(300));
+            gaps.push(y.gap);
+        }
+        assert_eq!(gaps, [8, 16, 32, 64, 128, 256]);
+        y.yielded(Duration::from_nanos(300));
+        assert_eq!(y.gap, 256, "the gap grew past its bound");
+        assert!(y.due(512) && !y.due(264));
+        y.yielded(Duration::from_micros(50));
+        assert_eq!(y.gap, 8, "a yield that gave the CPU away kept the gap");
+        assert!(y.due(264));
+    }
+
+    /// Phase 2 yields on the rounds its gap says, and keeps the gap when it starts over.
+    #[test]
+    #[cfg(not(loom))]
+    fn phase_two_yields_where_the_gap_says() {
+        // A gap of 16: a yield changes the gap (to 32 or back to 8), so the gap shows where
+        // the yields were: none before the first round that is a multiple of 16 after phase
+        // 1, one there.
+        let mut s = Spin::new();
+        s.yields.gap = 16;
+        s.restart();
+        assert_eq!(s.yields.gap, 16, "a restart forgot the gap");
+        s.rounds = PURE_ROUNDS;
+        let first_yield = (PURE_ROUNDS + 1).next_multiple_of(16);
+        for r in PURE_ROUNDS + 1..first_yield {
+            assert!(s.idle_round_with(200_000_000, false), "phase 2 ended at round {r}");
+            assert_eq!(s.yields.gap, 16, "a yield at round {r}, not a multiple of the gap");
+        }
+        assert!(s.idle_round_with(200_000_000, false));
+        assert_eq!(s.rounds, first_yield);
+        assert_ne!(s.yields.gap, 16, "no yield at round {first_yield}");
     }
 
     /// With a block time of 0 (passive), a team wait parks at its first fruitless round, also

@@ -5,7 +5,7 @@
 use super::pool::Park;
 use super::run::execute;
 use super::*;
-use crate::sync::wait::HANDOVER_NS;
+use crate::sync::wait::{HANDOVER_NS, Spin, YieldGap};
 use std::time::Duration;
 
 /// Runs one ready task of the current team, if the scheduling constraint allows one.
@@ -47,6 +47,7 @@ pub(crate) fn wait_until(th: Thread, key: usize, cond: &dyn Fn() -> bool) {
     let pool = th.team().tasks();
     let mut start: Option<Instant> = None;
     let mut polls = 0u32;
+    let mut yields = YieldGap::<1, 32>::new();
     loop {
         if cond() {
             return;
@@ -65,19 +66,31 @@ pub(crate) fn wait_until(th: Thread, key: usize, cond: &dyn Fn() -> bool) {
         if cond() {
             return;
         }
-        // A few polls spinning, then a yield between polls (every poll looks at the other
-        // members' deques: polling them faster slows their owners' pushes), at once when the
-        // runtime has more busy threads than CPUs.
-        polls += 1;
-        if polls < 64 && !WaitPolicy::oversubscribed() {
+        // A few polls spinning, then a pause between polls (every poll looks at the other
+        // members' deques: polling them faster slows their owners' pushes): a yield when the
+        // runtime has more busy threads than CPUs, else a yield when `yields` says (every
+        // poll, further apart while nobody takes the CPU) and a round of spin hints between.
+        polls = polls.wrapping_add(1);
+        let oversubscribed = WaitPolicy::oversubscribed();
+        if polls < 64 && !oversubscribed {
             std::hint::spin_loop();
             continue;
         }
-        std::thread::yield_now();
+        let now = if oversubscribed {
+            std::thread::yield_now();
+            Instant::now()
+        } else if yields.due(polls) {
+            yields.yield_now()
+        } else {
+            for _ in 0..Spin::POLLS {
+                std::hint::spin_loop();
+            }
+            continue;
+        };
         // The tasks waited for are running or queued: like a hand-over (`sync::wait::Spin`),
         // polled for at least HANDOVER_NS whatever the block time.
         let block = WaitPolicy::block_time().max(Duration::from_nanos(HANDOVER_NS));
-        if start.get_or_insert_with(Instant::now).elapsed() < block {
+        if now - *start.get_or_insert(now) < block {
             continue;
         }
         let refused = th.task_state().heap_refused();
