@@ -673,9 +673,11 @@ static void run(const struct bench *b, int outer, double target_s) {
     /* Calibrate innerreps (EPCC getinnerreps, without its up-to-2x overshoot):
      * double until a run takes a quarter of the target, then scale. */
     long reps = granule;
+    long tested = 0; /* repetitions of the construct in this process, calibration included */
     double t;
     for (;;) {
         t = time_fn(b->test, reps);
+        tested += reps;
         if (t >= target_s / 4 || reps > (1L << 40))
             break;
         reps *= 2;
@@ -691,12 +693,13 @@ static void run(const struct bench *b, int outer, double target_s) {
     for (int k = 0; k <= outer; k++) { /* k == 0: warm-up, discarded */
         double tr = time_fn(b->ref, reps);
         double tt = time_fn(b->test, reps);
+        tested += reps;
         ovh[k] = (tt - tr) * 1e6 / (double)reps;
     }
     qsort(ovh + 1, outer, sizeof(double), cmp_double);
     double med = outer % 2 ? ovh[1 + outer / 2]
                            : 0.5 * (ovh[outer / 2] + ovh[1 + outer / 2]);
-    fprintf(stderr, "# %-18s innerreps=%ld\n", b->name, reps);
+    fprintf(stderr, "# %-18s innerreps=%ld tested=%ld\n", b->name, reps, tested);
     printf("%s %.6f %.6f %.6f\n", b->name, med, ovh[1], ovh[outer]);
     fflush(stdout);
     free(ovh);

@@ -14,7 +14,10 @@
 # the process spent in user and in system mode and its involuntary context switches.
 # Times are medians over rounds of overhead.c's per-run median (us per construct, per
 # fib(30), per sort); the ratio is the median over rounds of oxiomp/libomp within the round
-# (paired). user/sys are seconds per run, medians over rounds.
+# (paired). CPU time and involuntary context switches are the process's, divided by the
+# repetitions of the construct it ran (calibration included; overhead.c prints them), medians
+# over rounds: a run lasts about the same time on both runtimes, so the faster one runs more
+# constructs, and per-run figures would not compare the same work.
 #
 # Environment: OXIOMP_LIB (default target/release/libomp.so); OMP_WAIT_POLICY, KMP_BLOCKTIME
 # and OVH_* are passed to both runtimes (OMP_WAIT_POLICY=passive compares passive with
@@ -109,13 +112,14 @@ for ((r = 1; r <= rounds; r++)); do
                 set -e
                 v=$(awk -v c="$c" '$1 == c { print $2; exit }' <<<"$out")
                 t=$(awk '$1 == "TIME" { print $2, $3, $4; exit }' <<<"$out")
-                if [ $rc -ne 0 ] || [ -z "$v" ] || [ -z "$t" ]; then
+                n=$(sed -n 's/^# .* tested=\([0-9]*\)$/\1/p' <<<"$out" | head -n 1)
+                if [ $rc -ne 0 ] || [ -z "$v" ] || [ -z "$t" ] || [ -z "$n" ]; then
                     echo "round $r: $c on $rt ($label) FAILED (exit $rc)" >&2
                     continue
                 fi
-                echo "$r|$label|$c|$rt|$v|$t" >>"$raw"
-                printf 'round %d/%d  %-26s %-16s %-7s %s us (user sys csw: %s)\n' \
-                    "$r" "$rounds" "$label" "$c" "$rt" "$v" "$t" >&2
+                echo "$r|$label|$c|$rt|$v|$t|$n" >>"$raw"
+                printf 'round %d/%d  %-26s %-16s %-7s %s us (user sys csw: %s; %s constructs)\n' \
+                    "$r" "$rounds" "$label" "$c" "$rt" "$v" "$t" "$n" >&2
             done
         done
     done
@@ -125,17 +129,18 @@ md=$BENCH/oversub.md
 python3 - "$raw" "$md" "$ours_real" "$ll_real" <<'PY'
 import collections, statistics, sys, datetime
 raw, md, ours, ll = sys.argv[1:]
-d = collections.defaultdict(dict)  # (label, c) -> rt -> [(round, v, user, sys, csw)]
+d = collections.defaultdict(dict)  # (label, c) -> rt -> [(round, v, user, sys, csw)], per construct
 labels, cons = [], []
 for line in open(raw):
-    r, label, c, rt, v, t = line.rstrip("\n").split("|")
+    r, label, c, rt, v, t, n = line.rstrip("\n").split("|")
     u, s, csw = t.split()
-    d[(label, c)].setdefault(rt, []).append((r, float(v), float(u), float(s), int(csw)))
+    n = int(n)
+    d[(label, c)].setdefault(rt, []).append((r, float(v), float(u) * 1e6 / n, float(s) * 1e6 / n, int(csw) / n))
     if label not in labels: labels.append(label)
     if c not in cons: cons.append(c)
 med = statistics.median
 def g(x): return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
-rows = ["| threads | construct | oxiomp (us) | libomp (us) | oxiomp/libomp | user s ox / lo | sys s ox / lo | inv. csw ox / lo |",
+rows = ["| threads | construct | oxiomp (us) | libomp (us) | oxiomp/libomp | user us ox / lo | sys us ox / lo | inv. csw ox / lo |",
         "|---|---|---:|---:|---:|---:|---:|---:|"]
 for label in labels:
     for c in cons:
@@ -147,9 +152,8 @@ for label in labels:
         lr = {x[0]: x[1] for x in l}
         ratios = [x[1] / lr[x[0]] for x in o if x[0] in lr and x[1] > 0 and lr[x[0]] > 0]
         ratio = f"{med(ratios):.2f}" if ratios else "n/a"
-        def col(k): return f"{med([x[k] for x in o]):.2f} / {med([x[k] for x in l]):.2f}"
-        csw = f"{int(med([x[4] for x in o]))} / {int(med([x[4] for x in l]))}"
-        rows.append(f"| {label} | {c} | {g(med([x[1] for x in o]))} | {g(med([x[1] for x in l]))} | {ratio} | {col(2)} | {col(3)} | {csw} |")
+        def col(k): return f"{g(med([x[k] for x in o]))} / {g(med([x[k] for x in l]))}"
+        rows.append(f"| {label} | {c} | {g(med([x[1] for x in o]))} | {g(med([x[1] for x in l]))} | {ratio} | {col(2)} | {col(3)} | {col(4)} |")
 text = "\n".join(rows)
 print(text)
 with open(md, "w") as f:
