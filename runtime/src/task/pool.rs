@@ -132,6 +132,11 @@ impl TaskPool {
     /// holding, on top, exactly the descendants of the task it waits in (pushed since that task
     /// started), which is what lets it stop at the first task it may not run. `refused` is the
     /// thread's memo of a fruitless search of the priority heap (see `HeapRefused`).
+    ///
+    /// Inlined into the search of waiting threads (`wait::find`), which polls here between its
+    /// polls of what it waits for: as a call of its own, its prologue and epilogue cost a
+    /// barrier's helping waiter more than the looks themselves when the queues are empty.
+    #[inline]
     pub(crate) fn take(
         &self,
         tid: u32,
