@@ -1,15 +1,18 @@
 //! Compiles the C/asm shim: the variadic `__kmpc_fork_call` / `__kmpc_fork_teams` entries, the
-//! microtask invoker, and the `__kmpc_atomic_*` entries (whose operand types Rust lacks).
+//! microtask invoker, the `__kmpc_atomic_*` entries (whose operand types Rust lacks) and the weak
+//! `ompt_start_tool` (see `shim/ompt.c`).
 //! Linked whole-archive so the entries stay in the library although no Rust code calls them.
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/fork.c");
     println!("cargo:rerun-if-changed=shim/invoke.S");
     println!("cargo:rerun-if-changed=shim/atomic.c");
+    println!("cargo:rerun-if-changed=shim/ompt.c");
     cc::Build::new()
         .file("shim/fork.c")
         .file("shim/invoke.S")
         .file("shim/atomic.c")
+        .file("shim/ompt.c")
         .flag_if_supported("-fno-omit-frame-pointer")
         .cargo_metadata(false)
         .compile("oxiomp_shim");

@@ -309,6 +309,7 @@ c_tests! {
     nested_default,
     nested_list,
     num_threads_list,
+    ompt_parallel,
     parallel_basic,
     pause_bind,
     pause_resource,

@@ -89,8 +89,13 @@ fn soname_and_version_nodes() {
 fn every_abi_entry_is_listed() {
     let want = listed();
     let mut entries = BTreeSet::new();
-    for dir in ["kmp-abi/src", "kmp-abi/shim"] {
-        for e in std::fs::read_dir(root().join(dir)).unwrap().flatten() {
+    let mut dirs = vec![root().join("kmp-abi/src"), root().join("kmp-abi/shim")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            if e.path().is_dir() {
+                dirs.push(e.path());
+                continue;
+            }
             let text = std::fs::read_to_string(e.path()).unwrap();
             for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
                 let entry_like = w.starts_with("__kmpc_") || w.starts_with("omp_") || w.starts_with("kmp_");

@@ -28,6 +28,51 @@ pub enum Event {
     Resume,
     /// Its CPU binding changed (a place, or the program's own affinity call).
     AffinityChanged,
+    /// What a tool interface (OMPT) is told and a trace is not: always a group of its own.
+    Tool(ToolEvent),
+}
+
+/// The lives of threads, parallel regions and implicit tasks as a tool interface sees them.
+/// `team` is the address of the runtime's team descriptor (opaque here); `index` a thread's
+/// number in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolEvent {
+    /// The calling thread begins: an initial thread (at its first call into the runtime) or a
+    /// worker (before it waits for its first region).
+    ThreadBegin { initial: bool },
+    /// The calling thread ends (a worker retired, an initial thread whose end the runtime
+    /// sees).
+    ThreadEnd,
+    /// The calling thread begins a parallel region of `team`, asked for `requested` threads;
+    /// `flags` as OMPT's `ompt_parallel_flag_t` (invoker and team kind).
+    ParallelBegin { team: usize, requested: u32, flags: u32 },
+    /// The calling thread, the region's primary, ends it.
+    ParallelEnd { team: usize, flags: u32 },
+    /// The calling thread begins implicit task `index` of `team`, of `size` threads
+    /// (`initial`: an initial thread's implicit task, `team` its root team).
+    ImplicitTaskBegin { team: usize, index: u32, size: u32, initial: bool },
+    /// The calling thread ends its implicit task `index` of `team` (an initial one: the thread
+    /// ends).
+    ImplicitTaskEnd { team: usize, index: u32, size: u32, initial: bool },
+    /// The calling thread reaches the implicit barrier at the end of its implicit task
+    /// `index` in `team` (a worker's barrier ends when the primary has seen every member
+    /// arrive: the worker learns it at its next wake-up).
+    JoinArrive { team: usize, index: u32 },
+    /// The primary thread has seen every member of `team` arrive at the implicit barrier and
+    /// the team's tasks end.
+    JoinDone { team: usize },
+}
+
+/// OMPT's `ompt_parallel_flag_t` values the runtime passes in [`ToolEvent::ParallelBegin`].
+pub mod parallel_flags {
+    /// The program calls the region's outlined function (`__kmpc_serialized_parallel`).
+    pub const INVOKER_PROGRAM: u32 = 0x1;
+    /// The runtime calls it (`__kmpc_fork_call`).
+    pub const INVOKER_RUNTIME: u32 = 0x2;
+    /// A `teams` construct's league.
+    pub const LEAGUE: u32 = 0x4000_0000;
+    /// A parallel region's team.
+    pub const TEAM: u32 = 0x8000_0000;
 }
 
 /// The most events one group holds (a state passed through on the way into another: three).

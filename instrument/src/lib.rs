@@ -26,7 +26,7 @@ pub mod trace;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-pub use event::{Event, MAX_GROUP, Recorder};
+pub use event::{Event, MAX_GROUP, Recorder, ToolEvent, parallel_flags};
 
 /// The subsystem a state belongs to (the OpenMP-V subsystem view).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,7 +214,21 @@ fn outline(f: impl FnOnce()) {
 /// Hands `events` to the installed recorder; the ovni recorder directly (inlined).
 #[inline(always)]
 fn deliver(events: &[Event]) {
-    if mode() == OVNI { ovni::OvniRecorder.record(events) } else { recorder().record(events) }
+    let m = mode();
+    if m & OVNI != 0 {
+        ovni::OvniRecorder.record(events);
+    }
+    if m & OTHER != 0 {
+        deliver_other(events);
+    }
+}
+
+/// Hands `events` to the recorder installed with [`install`] (a tool interface).
+#[cold]
+fn deliver_other(events: &[Event]) {
+    if let Some(r) = RECORDER.get() {
+        r.record(events);
+    }
 }
 
 /// The calling thread is about to sleep in the kernel (ovni's `OHp`): call it right before
@@ -228,6 +242,12 @@ pub fn thread_pause() {
 #[inline]
 pub fn thread_resume() {
     record_with(|| [Event::Resume])
+}
+
+/// Tells a tool interface `event()` (worked out only when a recorder is installed).
+#[inline(always)]
+pub fn tool(event: impl FnOnce() -> ToolEvent) {
+    record_with(|| [Event::Tool(event())])
 }
 
 /// The calling thread's CPU binding changed (a place, or the program's own affinity call):
@@ -375,8 +395,8 @@ enum Around {
 /// are recorded even when the task gets no number).
 #[cold]
 fn task_created_slow(site: Site, around: Around) -> u32 {
-    let ovni = mode() == OVNI;
-    let id = if ovni { ovni::OvniRecorder.task_number() } else { recorder().task_number() };
+    let ovni = mode() & OVNI != 0;
+    let id = if ovni { ovni::OvniRecorder.task_number() } else { recorder().map_or(0, |r| r.task_number()) };
     let created = Event::TaskCreated { id, site };
     match (id, around) {
         (0, Around::Nothing) => {}
@@ -386,7 +406,14 @@ fn task_created_slow(site: Site, around: Around) -> u32 {
         (_, Around::Leaving(s)) => deliver(&[created, Event::Leave(s)]),
         (_, Around::Later(s)) => {
             let events = [Event::Enter(s), created, Event::Leave(s)];
-            if ovni { ovni::OvniRecorder.record_later(&events) } else { recorder().record_later(&events) }
+            if ovni {
+                ovni::OvniRecorder.record_later(&events);
+                if mode() & OTHER != 0 {
+                    deliver_other(&events);
+                }
+            } else if let Some(r) = recorder() {
+                r.record_later(&events);
+            }
         }
     }
     id
@@ -432,8 +459,9 @@ pub(crate) fn creator() -> i32 {
     CREATOR.try_with(|c| c.get()).unwrap_or(-1)
 }
 
-/// Which recorder is installed: `OFF` (none), `OVNI` ([`ovni::OvniRecorder`], called
-/// directly) or `OTHER` (through `RECORDER`).
+/// Which recorders are installed, a bit each: `OVNI` ([`ovni::OvniRecorder`], called
+/// directly) and `OTHER` (through `RECORDER`: a tool interface); both may be (a trace and a
+/// tool at once), or neither (`OFF`).
 static MODE: AtomicU8 = AtomicU8::new(OFF);
 const OFF: u8 = 0;
 const OVNI: u8 = 1;
@@ -455,10 +483,10 @@ pub(crate) fn warnings_on() -> bool {
     WARNINGS.load(Ordering::Relaxed)
 }
 
-/// Which recorder is installed (`MODE`). Relaxed suffices: the mode only goes from `OFF` to
-/// another value after the recorder is published (through the `OnceLock`, which has its own
-/// acquire/release, or a static), and back to `OFF` for good; a thread that still reads `OFF`
-/// merely skips events of the moment.
+/// Which recorders are installed (`MODE`). Relaxed suffices: a bit is set after its recorder
+/// is published (through the `OnceLock`, or a static) and cleared for good; a thread that
+/// reads a bit before the recorder is visible to it finds no recorder and skips the events
+/// of the moment (`deliver_other`), as one that still reads the bit clear does.
 #[inline(always)]
 fn mode() -> u8 {
     MODE.load(Ordering::Relaxed)
@@ -471,33 +499,37 @@ pub fn enabled() -> bool {
 }
 
 #[cold]
-fn recorder() -> &'static dyn Recorder {
-    *RECORDER.get().expect("instrument: enabled without a recorder")
+fn recorder() -> Option<&'static dyn Recorder> {
+    RECORDER.get().copied()
 }
 
-/// Stops recording in this process (a child forked where its trace could not begin: see the
-/// recorder's fork handler).
+/// Stops the ovni recorder in this process (a child forked where its trace could not begin:
+/// see the recorder's fork handler); a tool's recorder stays.
 pub(crate) fn disable() {
-    MODE.store(OFF, Ordering::Relaxed);
+    MODE.fetch_and(!OVNI, Ordering::Relaxed);
 }
 
-/// Installs the process-wide recorder. Returns false if one was installed already.
+/// Installs the process-wide recorder of a tool interface, beside the ovni recorder if that
+/// one is on. Returns false if one was installed already.
 pub fn install(recorder: &'static dyn Recorder) -> bool {
-    install_as(recorder, OTHER)
-}
-
-/// Installs `recorder` as the process's, in mode `mode`.
-fn install_as(recorder: &'static dyn Recorder, mode: u8) -> bool {
     if RECORDER.set(recorder).is_err() {
         return false;
     }
-    MODE.store(mode, Ordering::Release);
+    // Release: with the OnceLock's own, the recorder is published before the bit.
+    MODE.fetch_or(OTHER, Ordering::Release);
     true
 }
 
-/// Installs the ovni recorder, which the front ends then call directly.
-pub(crate) fn install_ovni(recorder: &'static ovni::OvniRecorder) -> bool {
-    install_as(recorder, OVNI)
+/// Stops handing events to the recorder of [`install`] (the tool was finalized); it stays
+/// installed, so that no other can be.
+pub fn uninstall() {
+    MODE.fetch_and(!OTHER, Ordering::Relaxed);
+}
+
+/// Turns the ovni recorder on, which the front ends then call directly (a static: nothing to
+/// publish first). Returns false if it was on already.
+pub(crate) fn install_ovni(_recorder: &'static ovni::OvniRecorder) -> bool {
+    MODE.fetch_or(OVNI, Ordering::Release) & OVNI == 0
 }
 
 #[cfg(test)]
@@ -560,6 +592,9 @@ mod tests {
                 vec![Enter(CriticalAcquiring), Leave(CriticalAcquiring), Enter(CriticalSection)],
             ]
         );
+        // A tool event: a group of its own.
+        tool(|| ToolEvent::JoinArrive { team: 8, index: 1 });
+        assert_eq!(mine().last().unwrap(), &vec![Tool(ToolEvent::JoinArrive { team: 8, index: 1 })]);
         // A creation with its allocation state: one group, the task numbered (not 0).
         let id = task_created_leaving(Site { entry: 1, ident: 0 }, TaskAllocation);
         assert_ne!(id, 0);

@@ -17,6 +17,7 @@ pub mod api;
 pub mod extensions;
 pub mod lock;
 pub mod memory;
+mod ompt;
 pub mod parallel;
 pub mod sync;
 pub mod tasking;
@@ -111,3 +112,13 @@ pub(crate) fn fatal(call: &str, what: impl std::fmt::Display) -> ! {
 pub extern "C" fn oxiomp_debug_root() -> *const c_void {
     oxiomp_runtime::Runtime::root_ptr()
 }
+
+/// Run when the library is loaded (`.init_array`), before any thread can register: makes the
+/// OMPT start-up the runtime's tool starter.
+extern "C" fn register_tool_starter() {
+    oxiomp_runtime::tool::set_starter(ompt::start);
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static REGISTER_TOOL_STARTER: extern "C" fn() = register_tool_starter;

@@ -51,6 +51,8 @@ pub mod thread;
 #[cfg(not(loom))]
 pub mod threadprivate;
 #[cfg(not(loom))]
+pub mod tool;
+#[cfg(not(loom))]
 pub mod worksharing;
 
 #[cfg(not(loom))]

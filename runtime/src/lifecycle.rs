@@ -4,7 +4,7 @@
 //! child restarts as the one thread it has. The descriptors themselves, and the hand-over
 //! protocol between a primary thread and its workers, are `thread`'s.
 
-use oxiomp_instrument::State;
+use oxiomp_instrument::{State, ToolEvent};
 
 use crate::registry::Runtime;
 use crate::sync::atomic::Ordering;
@@ -68,8 +68,14 @@ fn register_initial() -> Thread {
     thread::set_current(desc);
     end_at_thread_exit(desc);
     rt.adjust_busy(1);
+    // After the thread is registered: a tool's start may ask about it.
+    crate::tool::start_once();
     // SAFETY: `desc` is now the calling thread's descriptor.
-    unsafe { Thread::on_own_thread(desc) }
+    let me = unsafe { Thread::on_own_thread(desc) };
+    let root = me.team() as *const Team as usize;
+    oxiomp_instrument::tool(|| ToolEvent::ThreadBegin { initial: true });
+    oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskBegin { team: root, index: 1, size: 1, initial: true });
+    me
 }
 
 /// A new descriptor under a new gtid, recorded in the registry's table (None when the table
@@ -173,6 +179,16 @@ fn end_initial(me: Thread) {
     let rt = Runtime::get();
     let desc = me.desc();
     let inside = !me.outside_regions();
+    if !inside {
+        let root = me.team() as *const Team as usize;
+        oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskEnd {
+            team: root,
+            index: 1,
+            size: 1,
+            initial: true,
+        });
+    }
+    oxiomp_instrument::tool(|| ToolEvent::ThreadEnd);
     let end_region = || {
         if !inside {
             me.team().finish_tasks(me);
@@ -305,6 +321,7 @@ pub(crate) fn spawn_hidden_helper(
         .spawn(move || {
             oxiomp_instrument::thread_started_by(creator);
             let me = start_os_thread(desc);
+            oxiomp_instrument::tool(|| ToolEvent::ThreadBegin { initial: false });
             me.begin_implicit_task(team, tid, rt.settings().icvs);
             if let Some(cpus) = cpus {
                 crate::places::bind_current_thread_reporting(
@@ -352,6 +369,7 @@ pub(crate) fn retire_worker(w: &'static ThreadDesc) {
 fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
     oxiomp_instrument::thread_started_by(creator);
     let me = start_os_thread(desc);
+    oxiomp_instrument::tool(|| ToolEvent::ThreadBegin { initial: false });
     oxiomp_instrument::worker_loop_enter();
     let mut epoch = base_epoch;
     // Until the primary thread of the previous region has drained its tasks and stopped us,
@@ -370,6 +388,7 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
             // workers back first; after reporting it touches the descriptor no more.
             release_hot_teams(me, Runtime::get());
             oxiomp_instrument::worker_loop_exit();
+            oxiomp_instrument::tool(|| ToolEvent::ThreadEnd);
             desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
             // Relaxed: for display only.
             desc.os_tid.store(0, Ordering::Relaxed);
@@ -380,6 +399,7 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
         // helping afterwards) until it closed the team's task pool, which waits for helpers.
         let team: &'static Team = unsafe { &*team };
         team.run_member(me, tid);
+        oxiomp_instrument::tool(|| ToolEvent::JoinArrive { team: team as *const Team as usize, index: tid });
         oxiomp_instrument::barrier_join_enter();
         desc.report_joined(epoch, team);
         oxiomp_instrument::barrier_join_exit();

@@ -76,6 +76,8 @@ pub struct ThreadDesc {
     task_cache: BlockCache,
     /// A worker's OS thread, joined when it retires (before its descriptor serves another).
     thread: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// A tool's word for the thread (OMPT's thread data: see `tool`).
+    pub tool: crate::tool::ToolData,
 }
 
 // SAFETY: the per-thread states (`core`, `fork`, `ws`, `tasks`: `Cell`s) are private to this
@@ -413,6 +415,7 @@ impl ThreadDesc {
             cg_threads: AtomicU32::new(1),
             task_cache: BlockCache::new(),
             thread: parking_lot::Mutex::new(None),
+            tool: crate::tool::ToolData::new(),
         }))
     }
 

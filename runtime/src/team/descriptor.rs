@@ -112,6 +112,10 @@ pub struct Team {
     pub(super) tasks: crate::task::pool::TaskPool,
     /// The members' implicit tasks, by thread number.
     pub(super) implicit: Box<[CachePadded<Task>]>,
+    /// A tool's word for each implicit task, by thread number (OMPT's task data: see `tool`).
+    pub(super) implicit_tool: Box<[crate::tool::ToolData]>,
+    /// A tool's word for the region (OMPT's parallel data: see `tool`).
+    pub tool: crate::tool::ToolData,
     /// What only the primary thread writes at every fork and join, on a line of its own.
     pub(super) primary: CachePadded<PrimaryOnly>,
 }
@@ -188,6 +192,8 @@ impl Team {
             hidden: false,
             tasks: crate::task::pool::TaskPool::new(1),
             implicit: Box::new([CachePadded::new(Task::implicit())]),
+            implicit_tool: Box::new([crate::tool::ToolData::new()]),
+            tool: crate::tool::ToolData::new(),
             primary: CachePadded::new(PrimaryOnly { epochs: Vec::new(), cg_reserved: 0 }),
         }
     }
@@ -200,6 +206,11 @@ impl Team {
         for t in self.implicit.iter_mut() {
             t.reset_implicit(me);
         }
+    }
+
+    /// The tool's word of member `tid`'s implicit task.
+    pub fn implicit_tool_data(&self, tid: u32) -> *mut u64 {
+        self.implicit_tool[(tid as usize).min(self.implicit_tool.len() - 1)].as_ptr()
     }
 
     /// The implicit task of member `tid`.

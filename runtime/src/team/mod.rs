@@ -27,7 +27,7 @@ use crossbeam_utils::CachePadded;
 pub use descriptor::{Job, Outlined, Team};
 pub(crate) use descriptor::{Member, set};
 pub use fork_state::Strict;
-use oxiomp_instrument::State;
+use oxiomp_instrument::{State, ToolEvent, parallel_flags};
 
 impl Member {
     /// The member that `desc`'s thread is.
@@ -63,6 +63,7 @@ impl Team {
         t.ring = crate::worksharing::dispatch::Ring::new(n);
         t.tasks = crate::task::pool::TaskPool::new(n);
         t.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
+        t.implicit_tool = (0..n).map(|_| crate::tool::ToolData::new()).collect();
         t.cg_own = AtomicU32::new(n);
         let t: &'static mut Team = Box::leak(t);
         t.cg = &t.cg_own;
@@ -180,6 +181,7 @@ impl Team {
             self.ring = crate::worksharing::dispatch::Ring::new(n as u32);
             self.tasks = crate::task::pool::TaskPool::new(n as u32);
             self.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
+            self.implicit_tool = (0..n).map(|_| crate::tool::ToolData::new()).collect();
         }
         self.primary.epochs.resize(n, 0);
         self.tasks.set_alone(crate::sync::WaitPolicy::oversubscribed());
@@ -202,6 +204,13 @@ impl Team {
             th.bind(p.place, Runtime::places());
         }
         display_affinity(th);
+        let team = self as *const Team as usize;
+        oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskBegin {
+            team,
+            index: tid,
+            size: self.nthreads,
+            initial: false,
+        });
         oxiomp_instrument::enter_with(|| self.job.state());
         // SAFETY: the job's data stays valid until the join, which waits for this call to
         // return on every member; `run` was paired with that data by whoever built the job.
@@ -258,19 +267,20 @@ pub fn fork(th: Thread, req: ForkRequest) {
     // is in none of them (where ovni's emulator and our trace views agree on a CPU change).
     th.bind_if_pending(Runtime::places);
     oxiomp_instrument::fork_call_enter();
-    let (n, bind) = decide_team(th);
+    let (n, bind, requested) = decide_team(th);
     if n <= 1 {
         oxiomp_instrument::fork_call_exit();
         serialized_begin_with(th, req.ident, req.job.entry);
+        serial_tool_begin(th, requested, parallel_flags::INVOKER_RUNTIME);
         oxiomp_instrument::enter_with(|| req.job.state());
         // SAFETY: as in `Team::run_member`: the data outlives this call.
         unsafe { (req.job.run)(req.job.data, th.gtid(), 0) };
         crate::worksharing::end_left_loop(th);
         oxiomp_instrument::leave_with(|| req.job.state());
-        serialized_end(th);
+        serialized_end_flagged(th, parallel_flags::INVOKER_RUNTIME);
         return;
     }
-    run_team(th, n, bind, req, true);
+    run_team(th, n, bind, req, true, (requested, parallel_flags::INVOKER_RUNTIME | parallel_flags::TEAM));
     if crate::places::reset_on() && th.team().level == 0 {
         th.reset_binding(&Runtime::get().settings().mask);
     }
@@ -278,7 +288,7 @@ pub fn fork(th: Thread, req: ForkRequest) {
 
 /// How many threads the next region gets, consuming the pushed clauses; reserves them in the
 /// contention group (the reservation is recorded on the team by `run_team`).
-fn decide_team(th: Thread) -> (u32, ProcBind) {
+fn decide_team(th: Thread) -> (u32, ProcBind, u32) {
     let strict = th.fork_state().take_strict();
     let (n, bind, requested) = decide_team_size(th);
     if let Some(s) = strict
@@ -286,7 +296,7 @@ fn decide_team(th: Thread) -> (u32, ProcBind) {
     {
         s.fell_short(requested, n);
     }
-    (n, bind)
+    (n, bind, requested)
 }
 
 /// `decide_team` without the `strict` modifier: (threads, binding, threads requested).
@@ -320,9 +330,11 @@ fn decide_team_size(th: Thread) -> (u32, ProcBind, u32) {
     }
 }
 
-/// Forks a team of exactly `n` threads (n - 1 already reserved in the contention group, unless
-/// `league` is set) and joins it.
-fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool) {
+/// Forks a team of exactly `n` threads (n - 1 already reserved in the contention group, when
+/// `reserved`) and joins it. `tool`: the threads asked for and the region's OMPT flags, which
+/// a tool is told.
+fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool, tool: (u32, u32)) {
+    let (requested, flags) = tool;
     let rt = Runtime::get();
     let level = th.team().level as usize;
     let mut team = th.fork_state().take_hot(level).unwrap_or_else(|| Box::new(Team::empty(th.icvs())));
@@ -379,11 +391,13 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
     let mut epochs = std::mem::take(&mut team.primary.epochs);
     let tp: *const Team = &*team;
     let team = team;
+    oxiomp_instrument::tool(|| ToolEvent::ParallelBegin { team: tp as usize, requested, flags });
     for (tid, w) in team.workers().enumerate() {
         epochs[tid + 1] = w.assign(tp, tid as u32 + 1);
     }
     oxiomp_instrument::fork_call_exit();
     team.run_member(th, 0);
+    oxiomp_instrument::tool(|| ToolEvent::JoinArrive { team: tp as usize, index: 0 });
     oxiomp_instrument::barrier_join_enter();
     let mut spinning = false;
     for (tid, w) in team.workers().enumerate() {
@@ -395,6 +409,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         w.stop_helping();
     }
     crate::barrier::trace_end(State::BarrierJoin, spinning);
+    oxiomp_instrument::tool(|| ToolEvent::JoinDone { team: tp as usize });
     let mut team = team;
     team.primary.epochs = std::mem::take(&mut epochs);
     if team.primary.cg_reserved > 0 {
@@ -406,6 +421,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         team.primary.cg_reserved = 0;
     }
     th.restore(saved);
+    oxiomp_instrument::tool(|| ToolEvent::ParallelEnd { team: tp as usize, flags });
     if let Some(old) = th.fork_state().keep_hot(level, team) {
         // A nested construct at the same level (a league's inner teams) left its own team here.
         rt.release_workers(old.workers());
@@ -435,10 +451,20 @@ fn team_smaller(wanted: u32, got: u32, why: Option<crate::lifecycle::SpawnError>
 /// level, no more active levels.
 pub fn serialized_begin(th: Thread, ident: *const c_void) {
     let fs = th.fork_state();
-    fs.take_nthreads();
+    let requested = fs.take_nthreads();
     fs.take_bind();
     fs.take_strict();
     serialized_begin_with(th, ident, 0);
+    serial_tool_begin(th, requested.max(1), parallel_flags::INVOKER_PROGRAM);
+}
+
+/// A tool is told that a serialized region began on `th` (its team now `th`'s), invoked as
+/// `invoker` says: the region, then its one implicit task.
+fn serial_tool_begin(th: Thread, requested: u32, invoker: u32) {
+    let team = th.team() as *const Team as usize;
+    let flags = invoker | parallel_flags::TEAM;
+    oxiomp_instrument::tool(|| ToolEvent::ParallelBegin { team, requested, flags });
+    oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskBegin { team, index: 0, size: 1, initial: false });
 }
 
 fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
@@ -482,13 +508,22 @@ fn display_affinity(th: Thread) {
 
 /// Ends the innermost serialized region. Returns false (and changes nothing) if there is none.
 pub fn serialized_end(th: Thread) -> bool {
+    serialized_end_flagged(th, parallel_flags::INVOKER_PROGRAM)
+}
+
+/// [`serialized_end`] of a region invoked as `invoker` says (for a tool).
+fn serialized_end_flagged(th: Thread, invoker: u32) -> bool {
     if !th.fork_state().in_serial() {
         return false;
     }
     th.team().finish_tasks(th);
+    let team = th.team() as *const Team as usize;
+    oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskEnd { team, index: 0, size: 1, initial: false });
     match th.fork_state().end_serial() {
         Some(s) => {
             th.restore(s);
+            let flags = invoker | parallel_flags::TEAM;
+            oxiomp_instrument::tool(|| ToolEvent::ParallelEnd { team, flags });
             true
         }
         None => false,
@@ -565,7 +600,8 @@ pub fn fork_teams(th: Thread, req: ForkRequest) {
         internal: true,
     };
     oxiomp_instrument::fork_call_enter();
-    run_team(th, nteams, ProcBind::False, ForkRequest::new(job, req.ident), false);
+    let tool = (nteams, parallel_flags::INVOKER_RUNTIME | parallel_flags::LEAGUE);
+    run_team(th, nteams, ProcBind::False, ForkRequest::new(job, req.ident), false, tool);
 }
 
 /// The job of one member of a league: run the user's code as the initial thread of team `tid`.

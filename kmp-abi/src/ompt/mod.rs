@@ -1,0 +1,282 @@
+//! OMPT, the OpenMP tool interface (OpenMP 5.2, chapter 19; `omp-tools.h`): a tool found at
+//! start-up ([`start`]) registers callbacks and looks up the inquiry functions ([`entry`]);
+//! the runtime tells it what happens through the one event vocabulary (`oxiomp_instrument`'s
+//! `ToolEvent`s), which [`Dispatch`] turns into the callbacks.
+//!
+//! Supported: tool start-up and finalization, thread begin/end, parallel begin/end (active
+//! and serialized regions, leagues), implicit tasks (the initial task included) and the
+//! implicit barrier at a region's end (`sync_region` and `sync_region_wait`). A callback
+//! outside that set is refused with `ompt_set_never` when the tool registers it.
+
+mod entry;
+mod start;
+
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use oxiomp_instrument::{Event, Recorder, ToolEvent};
+use oxiomp_runtime::Thread;
+use oxiomp_runtime::team::Team;
+
+pub(crate) use start::start;
+
+/// `ompt_data_t`: a tool's word (a value or a pointer).
+type Data = u64;
+
+/// `ompt_frame_t`.
+#[repr(C)]
+pub(super) struct Frame {
+    exit_frame: Data,
+    enter_frame: Data,
+    exit_frame_flags: i32,
+    enter_frame_flags: i32,
+}
+
+/// Callback numbers (`ompt_callbacks_t`) this runtime dispatches.
+mod cb {
+    pub const THREAD_BEGIN: usize = 1;
+    pub const THREAD_END: usize = 2;
+    pub const PARALLEL_BEGIN: usize = 3;
+    pub const PARALLEL_END: usize = 4;
+    pub const IMPLICIT_TASK: usize = 7;
+    pub const SYNC_REGION_WAIT: usize = 16;
+    pub const SYNC_REGION: usize = 23;
+    /// The highest callback number of OpenMP 5.2 (`ompt_callback_error`).
+    pub const LAST: usize = 37;
+    /// The callbacks dispatched always (`ompt_set_always`).
+    pub const ALWAYS: [usize; 7] = [
+        THREAD_BEGIN,
+        THREAD_END,
+        PARALLEL_BEGIN,
+        PARALLEL_END,
+        IMPLICIT_TASK,
+        SYNC_REGION_WAIT,
+        SYNC_REGION,
+    ];
+}
+
+/// `ompt_thread_t`.
+const THREAD_INITIAL: i32 = 1;
+const THREAD_WORKER: i32 = 2;
+/// `ompt_scope_endpoint_t`.
+const SCOPE_BEGIN: i32 = 1;
+const SCOPE_END: i32 = 2;
+/// `ompt_task_flag_t`.
+const TASK_INITIAL: i32 = 1;
+const TASK_IMPLICIT: i32 = 2;
+/// `ompt_sync_region_barrier_implicit_parallel`.
+const SYNC_BARRIER_IMPLICIT_PARALLEL: i32 = 9;
+
+/// The registered callbacks by number (0: none). Relaxed: a callback is a plain function
+/// address, set by the tool from `initialize` (before any event is dispatched, on the same
+/// thread) or later by the tool itself, which orders its own registrations.
+static CALLBACKS: [AtomicUsize; cb::LAST + 1] = [const { AtomicUsize::new(0) }; cb::LAST + 1];
+
+/// The callback registered under number `which`, as a function of type `F`.
+///
+/// # Safety
+/// `F` is the function pointer type OMPT gives callback `which`.
+#[inline]
+unsafe fn callback<F: Copy>(which: usize) -> Option<F> {
+    let f = CALLBACKS[which].load(Ordering::Relaxed);
+    // SAFETY: `f` is a non-null function address the tool registered for `which`, whose type
+    // is `F` (the caller's contract); function pointers and usize have the same size.
+    (f != 0).then(|| unsafe { std::mem::transmute_copy::<usize, F>(&f) })
+}
+
+type ThreadBeginFn = unsafe extern "C" fn(i32, *mut Data);
+type ThreadEndFn = unsafe extern "C" fn(*mut Data);
+type ParallelBeginFn = unsafe extern "C" fn(*mut Data, *const Frame, *mut Data, u32, i32, *const c_void);
+type ParallelEndFn = unsafe extern "C" fn(*mut Data, *mut Data, i32, *const c_void);
+type ImplicitTaskFn = unsafe extern "C" fn(i32, *mut Data, *mut Data, u32, u32, i32);
+type SyncRegionFn = unsafe extern "C" fn(i32, i32, *mut Data, *mut Data, *const c_void);
+
+/// What a worker still owes the tool when it arrives at a region's closing barrier: the
+/// barrier's end and its implicit task's end, told when the worker learns that the barrier
+/// is over (at its next region, or when it ends), with a copy of the implicit task's data
+/// (the team may be gone by then).
+#[derive(Clone, Copy)]
+struct Pending {
+    index: u32,
+}
+
+thread_local! {
+    /// The calling worker's pending end of its last implicit task (see [`Pending`]).
+    static PENDING: Cell<Option<Pending>> = const { Cell::new(None) };
+    /// The data of that implicit task, copied at the barrier (its address goes to the tool).
+    static PENDING_DATA: Cell<Data> = const { Cell::new(0) };
+    /// The frame given as an encountering task's (no frames are kept: zero, "unknown").
+    pub(super) static NO_FRAME: Frame = const { Frame { exit_frame: 0, enter_frame: 0, exit_frame_flags: 0, enter_frame_flags: 0 } };
+}
+
+/// The recorder installed once a tool has initialized: the tool events of each group become
+/// callbacks; state events are not a tool's business.
+pub(crate) struct Dispatch;
+
+impl Recorder for Dispatch {
+    fn record(&self, events: &[Event]) {
+        for e in events {
+            if let Event::Tool(t) = e {
+                dispatch(*t);
+            }
+        }
+    }
+
+    /// No task numbers: a tool does not need them.
+    fn task_number(&self) -> u32 {
+        0
+    }
+}
+
+/// The team at address `team`.
+///
+/// # Safety
+/// `team` is the address the runtime put in a tool event, of a team alive while the event is
+/// dispatched (on the thread that recorded it).
+unsafe fn team<'a>(team: usize) -> &'a Team {
+    // SAFETY: the caller's contract.
+    unsafe { &*(team as *const Team) }
+}
+
+/// The data of the calling thread's current implicit task.
+fn current_task_data(th: Thread) -> *mut Data {
+    th.team().implicit_tool_data(th.tid())
+}
+
+pub(super) fn dispatch(e: ToolEvent) {
+    let Some(th) = Thread::peek() else { return };
+    match e {
+        ToolEvent::ThreadBegin { initial } => {
+            let data = th.desc().tool.as_ptr();
+            // SAFETY: the thread's own word, zeroed before the tool sees it (`ToolData`).
+            unsafe { data.write(0) };
+            // SAFETY: the callback's registered type.
+            if let Some(f) = unsafe { callback::<ThreadBeginFn>(cb::THREAD_BEGIN) } {
+                // SAFETY: calling the tool's callback with its documented arguments.
+                unsafe { f(if initial { THREAD_INITIAL } else { THREAD_WORKER }, data) };
+            }
+        }
+        ToolEvent::ThreadEnd => {
+            end_pending();
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ThreadEndFn>(cb::THREAD_END) } {
+                // SAFETY: as above.
+                unsafe { f(th.desc().tool.as_ptr()) };
+            }
+        }
+        ToolEvent::ParallelBegin { team: t, requested, flags } => {
+            // SAFETY: the event's team (see `team`).
+            let data = unsafe { team(t) }.tool.as_ptr();
+            // SAFETY: the region's word, zeroed by its primary before any member sees it.
+            unsafe { data.write(0) };
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ParallelBeginFn>(cb::PARALLEL_BEGIN) } {
+                let enc = encountering_task_data(th);
+                let frame = NO_FRAME.with(|f| f as *const Frame);
+                // SAFETY: as above.
+                unsafe { f(enc, frame, data, requested, flags as i32, std::ptr::null()) };
+            }
+        }
+        ToolEvent::ParallelEnd { team: t, flags } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ParallelEndFn>(cb::PARALLEL_END) } {
+                // SAFETY: the event's team (see `team`).
+                let data = unsafe { team(t) }.tool.as_ptr();
+                // The primary is back in the encountering task.
+                let enc = current_task_data(th);
+                // SAFETY: as above.
+                unsafe { f(data, enc, flags as i32, std::ptr::null()) };
+            }
+        }
+        ToolEvent::ImplicitTaskBegin { team: t, index, size, initial } => {
+            end_pending();
+            // SAFETY: the event's team (see `team`).
+            let tm = unsafe { team(t) };
+            let data = tm.implicit_tool_data(index);
+            // SAFETY: the implicit task's word, zeroed by the thread that runs the task; an
+            // initial task's region (its thread's root team) begins with it, and that thread
+            // zeroes the region's word too.
+            unsafe {
+                data.write(0);
+                if initial {
+                    tm.tool.as_ptr().write(0);
+                }
+            }
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
+                let flags = if initial { TASK_INITIAL } else { TASK_IMPLICIT };
+                // SAFETY: as above.
+                unsafe { f(SCOPE_BEGIN, tm.tool.as_ptr(), data, size, index, flags) };
+            }
+        }
+        ToolEvent::ImplicitTaskEnd { team: t, index, size, initial } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
+                // SAFETY: the event's team (see `team`).
+                let data = unsafe { team(t) }.implicit_tool_data(index);
+                let flags = if initial { TASK_INITIAL } else { TASK_IMPLICIT };
+                let size = if initial { 0 } else { size };
+                // SAFETY: as above.
+                unsafe { f(SCOPE_END, std::ptr::null_mut(), data, size, index, flags) };
+            }
+        }
+        ToolEvent::JoinArrive { team: t, index } => {
+            // SAFETY: the event's team (see `team`).
+            let tm = unsafe { team(t) };
+            let (pdata, tdata) = (tm.tool.as_ptr(), tm.implicit_tool_data(index));
+            sync_region(SCOPE_BEGIN, pdata, tdata);
+            if index != 0 {
+                // SAFETY: the implicit task's word, which only its thread's tool code uses now.
+                PENDING_DATA.with(|d| d.set(unsafe { tdata.read() }));
+                PENDING.with(|p| p.set(Some(Pending { index })));
+            }
+        }
+        ToolEvent::JoinDone { team: t } => {
+            // SAFETY: the event's team (see `team`).
+            let tm = unsafe { team(t) };
+            let (pdata, tdata) = (tm.tool.as_ptr(), tm.implicit_tool_data(0));
+            sync_region(SCOPE_END, pdata, tdata);
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
+                // SAFETY: as above.
+                unsafe { f(SCOPE_END, std::ptr::null_mut(), tdata, tm.nthreads, 0, TASK_IMPLICIT) };
+            }
+        }
+    }
+}
+
+/// The data of the task that encounters a parallel region on `th` (its implicit task: explicit
+/// tasks' data is not kept).
+fn encountering_task_data(th: Thread) -> *mut Data {
+    current_task_data(th)
+}
+
+/// A region's closing barrier begins (`SCOPE_BEGIN`: `sync_region`, then `sync_region_wait`)
+/// or ends (the reverse).
+fn sync_region(endpoint: i32, pdata: *mut Data, tdata: *mut Data) {
+    // SAFETY: the callbacks' registered types.
+    let (region, wait) = unsafe {
+        (callback::<SyncRegionFn>(cb::SYNC_REGION), callback::<SyncRegionFn>(cb::SYNC_REGION_WAIT))
+    };
+    let k = SYNC_BARRIER_IMPLICIT_PARALLEL;
+    let order = if endpoint == SCOPE_BEGIN { [region, wait] } else { [wait, region] };
+    for f in order.into_iter().flatten() {
+        // SAFETY: calling the tool's callback with its documented arguments.
+        unsafe { f(k, endpoint, pdata, tdata, std::ptr::null()) };
+    }
+}
+
+/// Tells the tool what the calling worker owes it (see [`Pending`]), if anything: the closing
+/// barrier of its last region ended, and its implicit task (both with no parallel data: the
+/// region may be gone).
+fn end_pending() {
+    let Some(p) = PENDING.with(|p| p.take()) else { return };
+    let data = PENDING_DATA.with(|d| d.as_ptr());
+    sync_region(SCOPE_END, std::ptr::null_mut(), data);
+    // SAFETY: as above.
+    if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
+        // SAFETY: as above; `data` is the thread's own copy, alive as long as the thread.
+        unsafe { f(SCOPE_END, std::ptr::null_mut(), data, 0, p.index, TASK_IMPLICIT) };
+    }
+}

@@ -1,0 +1,132 @@
+//! The OMPT tool search and start-up (`OMP_TOOL`, `OMP_TOOL_LIBRARIES`,
+//! `OMP_TOOL_VERBOSE_INIT`): a tool in a library of its own (`tests/ompt/tool.c`) and a
+//! program without one (`prog.c`), built with clang-19, run on our library and on Debian's
+//! libomp, which must agree on what the tool sees. The tool protocol itself, with a tool in
+//! the program, is `tests/c/ompt_parallel.c`'s.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use common::{clean_env, lib, profile_dir};
+
+struct Built {
+    tool: PathBuf,
+    prog: PathBuf,
+}
+
+fn built() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ompt");
+        let out = profile_dir().join("ompt-tests");
+        std::fs::create_dir_all(&out).unwrap();
+        let tool = out.join("libtesttool.so");
+        let prog = out.join("prog");
+        for (args, what) in [
+            (vec!["-shared", "-fPIC", "-O2", "-Wall"], ("tool.c", &tool)),
+            (vec!["-fopenmp", "-O2", "-Wall"], ("prog.c", &prog)),
+        ] {
+            let o = Command::new("clang-19")
+                .args(args)
+                .arg(src.join(what.0))
+                .arg("-o")
+                .arg(what.1)
+                .output()
+                .expect("clang-19 (see README)");
+            assert!(o.status.success(), "building {}: {}", what.0, String::from_utf8_lossy(&o.stderr));
+        }
+        Built { tool, prog }
+    })
+}
+
+/// Runs the program on our library (`ours`) or on Debian's libomp, with `env`.
+fn run(ours: bool, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(&built().prog);
+    clean_env(&mut c);
+    if ours {
+        c.env("LD_LIBRARY_PATH", &lib().dir);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "the program failed ({}): {}", o.status, String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tool_path() -> String {
+    built().tool.to_str().unwrap().to_string()
+}
+
+/// A library that cannot be opened is passed over; the next one's tool starts, sees both
+/// threads begin, and is finalized at exit; the search is logged on stderr.
+#[test]
+fn the_first_library_whose_tool_starts_wins() {
+    let libs = format!("/nonexistent/libnotatool.so:{}", tool_path());
+    for ours in [true, false] {
+        let o = run(ours, &[("OMP_TOOL_LIBRARIES", &libs), ("OMP_TOOL_VERBOSE_INIT", "stderr")]);
+        let out = text(&o.stdout);
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("tool:")).collect::<Vec<_>>(),
+            ["tool: start", "tool: initialize", "tool: finalize after 2 thread(s)"],
+            "ours: {ours}; stdout:\n{out}"
+        );
+        if ours {
+            let err = text(&o.stderr);
+            for want in [
+                "Opening /nonexistent/libnotatool.so... Failed",
+                &format!("Opening {}... Success.", tool_path()),
+                &format!("Searching for ompt_start_tool in {}... Success.", tool_path()),
+                "Tool started: it uses the OMPT interface.",
+            ] {
+                assert!(err.contains(want), "log lacks {want:?}:\n{err}");
+            }
+        }
+    }
+}
+
+/// A tool that declines is not initialized, and nothing is finalized.
+#[test]
+fn a_tool_that_declines_is_not_started() {
+    for ours in [true, false] {
+        let o = run(ours, &[("OMP_TOOL_LIBRARIES", &tool_path()), ("TOOL_DECLINE", "1")]);
+        let out = text(&o.stdout);
+        assert!(out.contains("tool: start"), "ours: {ours}: {out}");
+        assert!(!out.contains("tool: initialize") && !out.contains("finalize"), "ours: {ours}: {out}");
+    }
+}
+
+/// `OMP_TOOL=disabled` looks for no tool; a value that is neither `enabled` nor `disabled`
+/// gives one warning and looks for one.
+#[test]
+fn omp_tool_disables_the_search() {
+    for ours in [true, false] {
+        let o = run(ours, &[("OMP_TOOL_LIBRARIES", &tool_path()), ("OMP_TOOL", "disabled")]);
+        assert!(!text(&o.stdout).contains("tool:"), "ours: {ours}: {}", text(&o.stdout));
+    }
+    let o = run(true, &[("OMP_TOOL_LIBRARIES", &tool_path()), ("OMP_TOOL", "maybe")]);
+    assert!(text(&o.stdout).contains("tool: initialize"), "{}", text(&o.stdout));
+    let err = text(&o.stderr);
+    assert_eq!(err.matches("OMP_TOOL=maybe").count(), 1, "{err}");
+}
+
+/// `OMP_TOOL_VERBOSE_INIT` with a path logs to that file (and not to the program's output).
+#[test]
+fn the_search_is_logged_to_a_file() {
+    let log = profile_dir().join("ompt-tests").join("search.log");
+    let _ = std::fs::remove_file(&log);
+    let o =
+        run(true, &[("OMP_TOOL_LIBRARIES", &tool_path()), ("OMP_TOOL_VERBOSE_INIT", log.to_str().unwrap())]);
+    let text_log = std::fs::read_to_string(&log).expect("the log file");
+    assert!(text_log.contains("----- START LOGGING OF TOOL REGISTRATION -----"), "{text_log}");
+    assert!(text_log.contains("Tool started"), "{text_log}");
+    assert!(!text(&o.stdout).contains("LOGGING") && !text(&o.stderr).contains("LOGGING"));
+}
