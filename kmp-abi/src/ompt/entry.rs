@@ -13,6 +13,7 @@ use super::{CALLBACKS, Data, Frame, NO_FRAME, cb};
 /// `ompt_set_result_t`.
 const SET_ERROR: c_int = 0;
 const SET_NEVER: c_int = 1;
+const SET_SOMETIMES: c_int = 3;
 const SET_ALWAYS: c_int = 5;
 
 /// `ompt_interface_fn_t`.
@@ -88,20 +89,24 @@ pub(super) unsafe extern "C" fn lookup(name: *const c_char) -> InterfaceFn {
     }
 }
 
-/// `ompt_set_callback`: `ompt_set_always` for the callbacks this runtime dispatches (a null
-/// callback unregisters), `ompt_set_never` for the others, `ompt_set_error` for an unknown
-/// number.
+/// `ompt_set_callback`: `ompt_set_always` for the callbacks this runtime dispatches at every
+/// event of their kind, `ompt_set_sometimes` for those it dispatches at some (a null callback
+/// unregisters), `ompt_set_never` for the others, `ompt_set_error` for an unknown number.
 unsafe extern "C" fn set_callback(which: c_int, callback: usize) -> c_int {
     let Ok(w) = usize::try_from(which) else { return SET_ERROR };
     if w == 0 || w > cb::LAST {
         return SET_ERROR;
     }
-    if !cb::ALWAYS.contains(&w) {
+    let result = if cb::ALWAYS.contains(&w) {
+        SET_ALWAYS
+    } else if cb::SOMETIMES.contains(&w) {
+        SET_SOMETIMES
+    } else {
         return SET_NEVER;
-    }
+    };
     // Relaxed: see `CALLBACKS`.
     CALLBACKS[w].store(callback, Ordering::Relaxed);
-    SET_ALWAYS
+    result
 }
 
 /// `ompt_get_callback`: 1 and the callback if one is registered under `which`, else 0.

@@ -5,7 +5,8 @@
 //!
 //! Supported: tool start-up and finalization, thread begin/end, parallel begin/end (active
 //! and serialized regions, leagues), implicit tasks (the initial task included) and the
-//! implicit barrier at a region's end (`sync_region` and `sync_region_wait`). A callback
+//! implicit barrier at a region's end (`sync_region` and `sync_region_wait`, registered as
+//! `ompt_set_sometimes`: the other synchronisation regions are not told yet). A callback
 //! outside that set is refused with `ompt_set_never` when the tool registers it.
 
 mod entry;
@@ -44,16 +45,11 @@ mod cb {
     pub const SYNC_REGION: usize = 23;
     /// The highest callback number of OpenMP 5.2 (`ompt_callback_error`).
     pub const LAST: usize = 37;
-    /// The callbacks dispatched always (`ompt_set_always`).
-    pub const ALWAYS: [usize; 7] = [
-        THREAD_BEGIN,
-        THREAD_END,
-        PARALLEL_BEGIN,
-        PARALLEL_END,
-        IMPLICIT_TASK,
-        SYNC_REGION_WAIT,
-        SYNC_REGION,
-    ];
+    /// The callbacks dispatched for every event of their kind (`ompt_set_always`).
+    pub const ALWAYS: [usize; 5] = [THREAD_BEGIN, THREAD_END, PARALLEL_BEGIN, PARALLEL_END, IMPLICIT_TASK];
+    /// The callbacks dispatched for some of their events (`ompt_set_sometimes`): the
+    /// synchronisation regions, of which only the barrier closing a parallel region is told.
+    pub const SOMETIMES: [usize; 2] = [SYNC_REGION_WAIT, SYNC_REGION];
 }
 
 /// `ompt_thread_t`.
