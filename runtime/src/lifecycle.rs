@@ -179,16 +179,6 @@ fn end_initial(me: Thread) {
     let rt = Runtime::get();
     let desc = me.desc();
     let inside = !me.outside_regions();
-    if !inside {
-        let root = me.team() as *const Team as usize;
-        oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskEnd {
-            team: root,
-            index: 1,
-            size: 1,
-            initial: true,
-        });
-    }
-    oxiomp_instrument::tool(|| ToolEvent::ThreadEnd);
     let end_region = || {
         if !inside {
             me.team().finish_tasks(me);
@@ -200,6 +190,17 @@ fn end_initial(me: Thread) {
         crate::threadprivate::thread_ended(desc.gtid);
         end_region();
     }
+    // A tool hears of the end once the implicit task's tasks are done.
+    if !inside {
+        let root = me.team() as *const Team as usize;
+        oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskEnd {
+            team: root,
+            index: 1,
+            size: 1,
+            initial: true,
+        });
+    }
+    oxiomp_instrument::tool(|| ToolEvent::ThreadEnd);
     rt.adjust_busy(-1);
     // Relaxed: see `ThreadDesc::begin_initial`.
     desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);

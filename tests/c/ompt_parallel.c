@@ -212,6 +212,18 @@ static int find_of(uint64_t t, int kind, int from) {
     return -1;
 }
 
+/// A thread of the program's: a region of one thread (with a side effect: clang deletes a
+/// region that has none).
+static int own_thread_ran;
+static void *own_thread(void *arg) {
+    (void)arg;
+#pragma omp parallel num_threads(1)
+    {
+        __atomic_fetch_add(&own_thread_ran, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
 int main(void) {
     omp_set_max_active_levels(1);
     ompt_data_t *seen[2] = {NULL, NULL};
@@ -313,6 +325,25 @@ int main(void) {
         int ib = find_of(evs[i].thread, IMPL_BEGIN, i);
         CHECK(ib >= 0 && evs[ib].a == 0 && evs[ib].b == 1, "its implicit task: index %lu of %lu",
               ib >= 0 ? (unsigned long)evs[ib].a : 0UL, ib >= 0 ? (unsigned long)evs[ib].b : 0UL);
+    }
+    // A thread of the program's own that uses OpenMP: an initial thread, told begun with its
+    // implicit task, and ended (its implicit task first) when it exits.
+    int before_thread = nev;
+    pthread_t pt;
+    pthread_create(&pt, NULL, own_thread, NULL);
+    pthread_join(pt, NULL);
+    uint64_t own = 0;
+    for (int k = before_thread; k < nev; k++)
+        if (evs[k].kind == THREAD_BEGIN && evs[k].a == ompt_thread_initial)
+            own = evs[k].thread;
+    CHECK(own_thread_ran == 1, "the program's thread ran its region %d times", own_thread_ran);
+    CHECK(own != 0 && own != 1, "the program's thread was not told as an initial thread");
+    if (own) {
+        int first = find_of(own, THREAD_BEGIN, before_thread);
+        int want[] = {THREAD_BEGIN, IMPL_BEGIN, PAR_BEGIN, IMPL_BEGIN, IMPL_END, PAR_END, IMPL_END, THREAD_END};
+        expect_kinds("the program's own thread", own, first, nev, want, 8);
+        int last = find_of(own, IMPL_END, find_of(own, PAR_END, first));
+        CHECK(last >= 0 && evs[last].c == ompt_task_initial && evs[last].a == 1, "its initial task's end");
     }
     if (failures)
         return 1;

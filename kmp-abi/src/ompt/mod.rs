@@ -102,6 +102,9 @@ thread_local! {
     static PENDING: Cell<Option<Pending>> = const { Cell::new(None) };
     /// The data of that implicit task, copied at the barrier (its address goes to the tool).
     static PENDING_DATA: Cell<Data> = const { Cell::new(0) };
+    /// Whether the calling thread's end was told (a thread ending by itself and then at exit
+    /// is told once).
+    static ENDED: Cell<bool> = const { Cell::new(false) };
     /// The frame given as an encountering task's (no frames are kept: zero, "unknown").
     pub(super) static NO_FRAME: Frame = const { Frame { exit_frame: 0, enter_frame: 0, exit_frame_flags: 0, enter_frame_flags: 0 } };
 }
@@ -144,6 +147,7 @@ pub(super) fn dispatch(e: ToolEvent) {
     let Some(th) = Thread::peek() else { return };
     match e {
         ToolEvent::ThreadBegin { initial } => {
+            ENDED.with(|e| e.set(false));
             let data = th.desc().tool.as_ptr();
             // SAFETY: the thread's own word, zeroed before the tool sees it (`ToolData`).
             unsafe { data.write(0) };
@@ -154,6 +158,9 @@ pub(super) fn dispatch(e: ToolEvent) {
             }
         }
         ToolEvent::ThreadEnd => {
+            if ENDED.with(|e| e.replace(true)) {
+                return;
+            }
             end_pending();
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ThreadEndFn>(cb::THREAD_END) } {
@@ -207,6 +214,9 @@ pub(super) fn dispatch(e: ToolEvent) {
             }
         }
         ToolEvent::ImplicitTaskEnd { team: t, index, size, initial } => {
+            if initial && ENDED.with(|e| e.get()) {
+                return;
+            }
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
                 // SAFETY: the event's team (see `team`).
