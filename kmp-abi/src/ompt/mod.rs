@@ -138,7 +138,8 @@ unsafe fn team<'a>(team: usize) -> &'a Team {
     unsafe { &*(team as *const Team) }
 }
 
-/// The data of the calling thread's current implicit task.
+/// The data of the calling thread's current implicit task (also given as the task that
+/// encounters a region: explicit tasks' data is not kept yet).
 fn current_task_data(th: Thread) -> *mut Data {
     th.team().implicit_tool_data(th.tid())
 }
@@ -175,7 +176,7 @@ pub(super) fn dispatch(e: ToolEvent) {
             unsafe { data.write(0) };
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ParallelBeginFn>(cb::PARALLEL_BEGIN) } {
-                let enc = encountering_task_data(th);
+                let enc = current_task_data(th);
                 let frame = NO_FRAME.with(|f| f as *const Frame);
                 // SAFETY: as above.
                 unsafe { f(enc, frame, data, requested, flags as i32, std::ptr::null()) };
@@ -250,12 +251,6 @@ pub(super) fn dispatch(e: ToolEvent) {
             }
         }
     }
-}
-
-/// The data of the task that encounters a parallel region on `th` (its implicit task: explicit
-/// tasks' data is not kept).
-fn encountering_task_data(th: Thread) -> *mut Data {
-    current_task_data(th)
 }
 
 /// A region's closing barrier begins (`SCOPE_BEGIN`: `sync_region`, then `sync_region_wait`)
