@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing oxiomp needs on a Debian machine, when it is missing:
-# clang-19 (to build OpenMP programs) and libomp-19-dev (LLVM's libomp: the headers, and the
-# reference runtime the tests and benchmarks compare against); and builds BSC's ovni (its
+# clang-19 (to build OpenMP programs), libomp-19-dev (LLVM's libomp: the headers, the
+# reference runtime the tests and benchmarks compare against, and Archer, its OMPT data-race
+# detector) and libclang-rt-19-dev (ThreadSanitizer, for Archer); and builds BSC's ovni (its
 # emulator `ovniemu`, which the tests run on the traces) from ../shared/vendor into
 # $HOME/.cache/ovni-1.14.0, once (cmake is installed when missing). Needs root or sudo for
 # apt-get.
@@ -10,6 +11,8 @@ set -euo pipefail
 need=()
 command -v clang-19 >/dev/null 2>&1 || need+=(clang-19)
 [ -e /usr/lib/llvm-19/lib/libomp.so.5 ] && [ -e /usr/lib/llvm-19/lib/clang/19/include/omp.h ] || need+=(libomp-19-dev)
+# ThreadSanitizer's runtime, for the Archer tests (Archer itself, libarcher.so, is libomp-19-dev's).
+[ -e /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.tsan-x86_64.a ] || need+=(libclang-rt-19-dev)
 command -v cargo >/dev/null 2>&1 || { echo "setup: cargo is missing: install Rust (https://rustup.rs) first" >&2; exit 1; }
 
 if [ ${#need[@]} -gt 0 ]; then

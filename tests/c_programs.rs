@@ -310,6 +310,7 @@ c_tests! {
     nested_list,
     num_threads_list,
     ompt_parallel,
+    ompt_tasks,
     parallel_basic,
     pause_bind,
     pause_resource,

@@ -61,6 +61,104 @@ pub enum ToolEvent {
     /// The primary thread has seen every member of `team` arrive at the implicit barrier and
     /// the team's tasks end.
     JoinDone { team: usize },
+    /// The calling thread generates task `task` (the address of the runtime's descriptor,
+    /// opaque here, whose parent is the task the thread runs); `flags` as OMPT's
+    /// `ompt_task_flag_t`; `has_deps`: dependences follow ([`ToolEvent::Dependences`]).
+    TaskCreate { task: usize, flags: u32, has_deps: bool },
+    /// The dependences of the new task `task`: `n` of them, in the runtime's list at address
+    /// `list` (opaque here), alive while the event is dispatched.
+    Dependences { task: usize, list: usize, n: u32 },
+    /// The calling thread stops running task `prior` for the reason `status` (OMPT's
+    /// `ompt_task_status_t`, [`task_status`]) and runs `next` (task addresses; 0: none).
+    TaskSchedule { prior: usize, status: u32, next: usize },
+    /// A synchronisation region of `kind` (OMPT's `ompt_sync_region_t`, [`sync_kind`]) of
+    /// the calling thread's current task reaches `point`.
+    Sync { kind: u32, point: SyncPoint },
+    /// A mutual-exclusion operation `op` on the mutex at address `wait_id`, of `kind` (OMPT's
+    /// `ompt_mutex_t`, [`mutex_kind`]).
+    Mutex { op: MutexOp, kind: u32, wait_id: usize },
+}
+
+/// Where a synchronisation region is ([`ToolEvent::Sync`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncPoint {
+    /// It begins (without waiting yet).
+    Begin,
+    /// It begins and its thread waits at once.
+    BeginWait,
+    /// Its thread begins waiting.
+    Wait,
+    /// Its thread stops waiting.
+    WaitDone,
+    /// Its thread stops waiting and the region ends.
+    WaitDoneEnd,
+    /// It ends (its thread not waiting).
+    End,
+    /// It begins and ends at once (nothing to wait for): begins, waits, stops, ends.
+    Whole,
+}
+
+/// What happens to a mutex ([`ToolEvent::Mutex`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MutexOp {
+    /// The thread begins to acquire it.
+    Acquire,
+    /// The thread holds it.
+    Acquired,
+    /// The thread released it.
+    Released,
+    /// A lock is initialised.
+    Init,
+    /// A lock is destroyed.
+    Destroy,
+    /// The owner of a nestable lock takes it once more.
+    NestAcquired,
+    /// The owner of a nestable lock releases it but still holds it.
+    NestReleased,
+}
+
+/// OMPT's `ompt_task_status_t` values ([`ToolEvent::TaskSchedule`]).
+pub mod task_status {
+    pub const COMPLETE: u32 = 1;
+    pub const YIELD: u32 = 2;
+    pub const CANCEL: u32 = 3;
+    pub const DETACH: u32 = 4;
+    pub const EARLY_FULFILL: u32 = 5;
+    pub const LATE_FULFILL: u32 = 6;
+    pub const SWITCH: u32 = 7;
+}
+
+/// OMPT's `ompt_sync_region_t` values ([`ToolEvent::Sync`]).
+pub mod sync_kind {
+    pub const BARRIER_EXPLICIT: u32 = 3;
+    pub const BARRIER_IMPLEMENTATION: u32 = 4;
+    pub const TASKWAIT: u32 = 5;
+    pub const TASKGROUP: u32 = 6;
+    pub const REDUCTION: u32 = 7;
+    pub const BARRIER_IMPLICIT_WORKSHARE: u32 = 8;
+    pub const BARRIER_IMPLICIT_PARALLEL: u32 = 9;
+    pub const BARRIER_TEAMS: u32 = 10;
+}
+
+/// OMPT's `ompt_mutex_t` values ([`ToolEvent::Mutex`]).
+pub mod mutex_kind {
+    pub const LOCK: u32 = 1;
+    pub const TEST_LOCK: u32 = 2;
+    pub const NEST_LOCK: u32 = 3;
+    pub const TEST_NEST_LOCK: u32 = 4;
+    pub const CRITICAL: u32 = 5;
+    pub const ATOMIC: u32 = 6;
+    pub const ORDERED: u32 = 7;
+}
+
+/// OMPT's `ompt_task_flag_t` bits of an explicit task ([`ToolEvent::TaskCreate`]).
+pub mod task_flags {
+    pub const EXPLICIT: u32 = 0x4;
+    pub const UNDEFERRED: u32 = 0x0800_0000;
+    pub const UNTIED: u32 = 0x1000_0000;
+    pub const FINAL: u32 = 0x2000_0000;
+    pub const MERGEABLE: u32 = 0x4000_0000;
+    pub const MERGED: u32 = 0x8000_0000;
 }
 
 /// OMPT's `ompt_parallel_flag_t` values the runtime passes in [`ToolEvent::ParallelBegin`].

@@ -26,7 +26,10 @@ pub mod trace;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-pub use event::{Event, MAX_GROUP, Recorder, ToolEvent, parallel_flags};
+pub use event::{
+    Event, MAX_GROUP, MutexOp, Recorder, SyncPoint, ToolEvent, mutex_kind, parallel_flags, sync_kind,
+    task_flags, task_status,
+};
 
 /// The subsystem a state belongs to (the OpenMP-V subsystem view).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,6 +251,13 @@ pub fn thread_resume() {
 #[inline(always)]
 pub fn tool(event: impl FnOnce() -> ToolEvent) {
     record_with(|| [Event::Tool(event())])
+}
+
+/// Tells a tool interface that the calling thread does `op` on the mutex at `wait_id`, of
+/// `kind` ([`mutex_kind`]).
+#[inline(always)]
+pub fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
+    tool(|| ToolEvent::Mutex { op, kind, wait_id })
 }
 
 /// The calling thread's CPU binding changed (a place, or the program's own affinity call):
@@ -496,6 +506,13 @@ fn mode() -> u8 {
 #[inline(always)]
 pub fn enabled() -> bool {
     mode() != OFF
+}
+
+/// Whether a tool interface's recorder ([`install`]) is listening: the runtime then takes the
+/// paths whose synchronisation a tool can see (a tool sees no atomic the runtime uses).
+#[inline]
+pub fn tool_attached() -> bool {
+    mode() & OTHER != 0
 }
 
 #[cold]

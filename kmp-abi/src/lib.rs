@@ -70,6 +70,22 @@ impl Ident {
         // SAFETY: clang passes a pointer to its static ident or null.
         unsafe { loc.as_ref() }.map_or(0, |l| l.flags)
     }
+
+    /// The kind of barrier `loc` names, as OMPT's `ompt_sync_region_t`: explicit (flag
+    /// `KMP_IDENT_BARRIER_EXPL`), implicit at a worksharing construct's end
+    /// (`KMP_IDENT_BARRIER_IMPL`) or one of the implementation's own.
+    #[inline]
+    pub(crate) fn barrier_kind(loc: *const Ident) -> u32 {
+        use oxiomp_instrument::sync_kind;
+        let f = Ident::flags(loc);
+        if f & 0x20 != 0 {
+            sync_kind::BARRIER_EXPLICIT
+        } else if f & 0x40 != 0 {
+            sync_kind::BARRIER_IMPLICIT_WORKSHARE
+        } else {
+            sync_kind::BARRIER_IMPLEMENTATION
+        }
+    }
 }
 
 /// The text of a message a directive passes (`error`, `strict` clauses): "(no message)" for null.

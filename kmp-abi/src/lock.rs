@@ -6,7 +6,15 @@ use std::ffi::{c_int, c_void};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::lock::{LockWord, NestLock};
 
+use oxiomp_instrument::{MutexOp, mutex_kind};
+
 use crate::{fatal, misuse};
+
+/// What a tool is told when a nestable lock's holder reaches nesting `depth` (1: it acquired
+/// the lock).
+fn nest_acquired(depth: u32) -> MutexOp {
+    if depth == 1 { MutexOp::Acquired } else { MutexOp::NestAcquired }
+}
 
 /// `omp_lock_t`.
 pub type OmpLock = LockWord;
@@ -50,6 +58,7 @@ fn nest<'a>(call: &str, lock: *mut OmpNestLock) -> &'a NestLock {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_init_lock(lock: *mut OmpLock) {
     simple("omp_init_lock", lock).init();
+    oxiomp_instrument::mutex(MutexOp::Init, mutex_kind::LOCK, lock as usize);
 }
 
 /// # Safety
@@ -58,28 +67,32 @@ pub unsafe extern "C" fn omp_init_lock(lock: *mut OmpLock) {
 pub unsafe extern "C" fn omp_init_lock_with_hint(lock: *mut OmpLock, hint: c_int) {
     check_hint("omp_init_lock_with_hint", hint);
     simple("omp_init_lock_with_hint", lock).init();
+    oxiomp_instrument::mutex(MutexOp::Init, mutex_kind::LOCK, lock as usize);
 }
 
 /// # Safety
 /// `lock` points to an `omp_lock_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_destroy_lock(lock: *mut OmpLock) {
-    if let Err(e) = simple("omp_destroy_lock", lock).destroy() {
-        misuse("omp_destroy_lock", e);
+    match simple("omp_destroy_lock", lock).destroy() {
+        Ok(()) => oxiomp_instrument::mutex(MutexOp::Destroy, mutex_kind::LOCK, lock as usize),
+        Err(e) => misuse("omp_destroy_lock", e),
     }
 }
 
 /// # Safety
 /// `lock` points to an initialized `omp_lock_t`.
 ///
-/// The common case (a registered thread, the lock free) needs no stack frame: a thread-local
-/// load, a CAS and a return; everything else is a tail call to the cold path. (Registers
+/// The common case (no tracing or tool, a registered thread, the lock free) needs no stack
+/// frame: a flag load, a thread-local load, a CAS and a return; everything else (a tool told
+/// of the lock included) is a tail call to the cold path. (Registers
 /// saved around the CAS and restored after it cost several nanoseconds per lock: see
 /// `__kmpc_critical`.)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_set_lock(lock: *mut OmpLock) {
-    // SAFETY: as in `simple`; null goes to the slow path, which reports it.
-    if let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
+    if !oxiomp_instrument::enabled()
+        // SAFETY: as in `simple`; null goes to the slow path, which reports it.
+        && let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
         && l.try_lock_free(th.gtid())
     {
         return;
@@ -88,13 +101,17 @@ pub unsafe extern "C" fn omp_set_lock(lock: *mut OmpLock) {
     unsafe { set_lock_slow(lock) }
 }
 
-/// `omp_set_lock` for a held (or uninitialised) lock, a null pointer or an unregistered thread.
+/// `omp_set_lock` for a held (or uninitialised) lock, a null pointer or an unregistered
+/// thread, or with a tool told.
 #[cold]
 #[inline(never)]
 unsafe fn set_lock_slow(lock: *mut OmpLock) {
-    if let Err(e) = simple("omp_set_lock", lock).lock(gtid()) {
+    let l = simple("omp_set_lock", lock);
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::LOCK, lock as usize);
+    if let Err(e) = l.lock(gtid()) {
         fatal("omp_set_lock", e);
     }
+    oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::LOCK, lock as usize);
 }
 
 /// # Safety
@@ -103,8 +120,9 @@ unsafe fn set_lock_slow(lock: *mut OmpLock) {
 /// A frame-less fast path, as `omp_set_lock`'s.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_unset_lock(lock: *mut OmpLock) {
-    // SAFETY: as in `simple`.
-    if let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
+    if !oxiomp_instrument::enabled()
+        // SAFETY: as in `simple`.
+        && let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
         && l.try_unlock_uncontended(th.gtid())
     {
         return;
@@ -113,12 +131,13 @@ pub unsafe extern "C" fn omp_unset_lock(lock: *mut OmpLock) {
     unsafe { unset_lock_slow(lock) }
 }
 
-/// `omp_unset_lock` with a sleeper to wake, or on misuse.
+/// `omp_unset_lock` with a sleeper to wake, on misuse, or with a tool told.
 #[cold]
 #[inline(never)]
 unsafe fn unset_lock_slow(lock: *mut OmpLock) {
-    if let Err(e) = simple("omp_unset_lock", lock).unlock(gtid()) {
-        misuse("omp_unset_lock", e);
+    match simple("omp_unset_lock", lock).unlock(gtid()) {
+        Ok(()) => oxiomp_instrument::mutex(MutexOp::Released, mutex_kind::LOCK, lock as usize),
+        Err(e) => misuse("omp_unset_lock", e),
     }
 }
 
@@ -126,8 +145,15 @@ unsafe fn unset_lock_slow(lock: *mut OmpLock) {
 /// `lock` points to an initialized `omp_lock_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_test_lock(lock: *mut OmpLock) -> c_int {
-    match simple("omp_test_lock", lock).try_lock(gtid()) {
-        Ok(got) => got as c_int,
+    let l = simple("omp_test_lock", lock);
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::TEST_LOCK, lock as usize);
+    match l.try_lock(gtid()) {
+        Ok(got) => {
+            if got {
+                oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::TEST_LOCK, lock as usize);
+            }
+            got as c_int
+        }
         Err(e) => {
             misuse("omp_test_lock", e);
             0
@@ -142,8 +168,10 @@ pub unsafe extern "C" fn omp_init_nest_lock(lock: *mut OmpNestLock) {
     if lock.is_null() {
         fatal("omp_init_nest_lock", "the lock pointer is null");
     }
+    let n = Box::into_raw(Box::new(NestLock::new()));
     // SAFETY: `lock` points to the program's omp_nest_lock_t (one pointer).
-    unsafe { *lock = Box::into_raw(Box::new(NestLock::new())) };
+    unsafe { *lock = n };
+    oxiomp_instrument::mutex(MutexOp::Init, mutex_kind::NEST_LOCK, n as usize);
 }
 
 /// # Safety
@@ -164,6 +192,7 @@ pub unsafe extern "C" fn omp_destroy_nest_lock(lock: *mut OmpNestLock) {
         misuse("omp_destroy_nest_lock", "the lock is still held; not destroyed");
         return;
     }
+    oxiomp_instrument::mutex(MutexOp::Destroy, mutex_kind::NEST_LOCK, n as *const NestLock as usize);
     // SAFETY: the pointer came from Box::into_raw in omp_init_nest_lock and the program no
     // longer uses the lock (it is destroying it); we clear the slot so reuse is detected.
     unsafe {
@@ -176,8 +205,12 @@ pub unsafe extern "C" fn omp_destroy_nest_lock(lock: *mut OmpNestLock) {
 /// `lock` points to an initialized `omp_nest_lock_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_set_nest_lock(lock: *mut OmpNestLock) {
-    if let Err(e) = nest("omp_set_nest_lock", lock).lock(gtid()) {
-        fatal("omp_set_nest_lock", e);
+    let n = nest("omp_set_nest_lock", lock);
+    let id = n as *const NestLock as usize;
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::NEST_LOCK, id);
+    match n.lock(gtid()) {
+        Ok(depth) => oxiomp_instrument::mutex(nest_acquired(depth), mutex_kind::NEST_LOCK, id),
+        Err(e) => fatal("omp_set_nest_lock", e),
     }
 }
 
@@ -185,8 +218,13 @@ pub unsafe extern "C" fn omp_set_nest_lock(lock: *mut OmpNestLock) {
 /// `lock` points to an initialized `omp_nest_lock_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_unset_nest_lock(lock: *mut OmpNestLock) {
-    if let Err(e) = nest("omp_unset_nest_lock", lock).unlock(gtid()) {
-        misuse("omp_unset_nest_lock", e);
+    let n = nest("omp_unset_nest_lock", lock);
+    match n.unlock(gtid()) {
+        Ok(depth) => {
+            let op = if depth == 0 { MutexOp::Released } else { MutexOp::NestReleased };
+            oxiomp_instrument::mutex(op, mutex_kind::NEST_LOCK, n as *const NestLock as usize);
+        }
+        Err(e) => misuse("omp_unset_nest_lock", e),
     }
 }
 
@@ -194,8 +232,16 @@ pub unsafe extern "C" fn omp_unset_nest_lock(lock: *mut OmpNestLock) {
 /// `lock` points to an initialized `omp_nest_lock_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_test_nest_lock(lock: *mut OmpNestLock) -> c_int {
-    match nest("omp_test_nest_lock", lock).try_lock(gtid()) {
-        Ok(depth) => depth as c_int,
+    let n = nest("omp_test_nest_lock", lock);
+    let id = n as *const NestLock as usize;
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::TEST_NEST_LOCK, id);
+    match n.try_lock(gtid()) {
+        Ok(depth) => {
+            if depth != 0 {
+                oxiomp_instrument::mutex(nest_acquired(depth), mutex_kind::TEST_NEST_LOCK, id);
+            }
+            depth as c_int
+        }
         Err(e) => {
             misuse("omp_test_nest_lock", e);
             0

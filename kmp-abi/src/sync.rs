@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use oxiomp_instrument::State;
+use oxiomp_instrument::{MutexOp, State, mutex_kind};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::lock::CriticalName;
 use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
@@ -10,9 +10,9 @@ use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
 use crate::Ident;
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_barrier(_loc: *const Ident, gtid: i32) {
+pub extern "C" fn __kmpc_barrier(loc: *const Ident, gtid: i32) {
     let th = Thread::from_gtid(gtid);
-    th.team().barrier(th);
+    th.team().barrier_as(th, Ident::barrier_kind(loc));
 }
 
 #[unsafe(no_mangle)]
@@ -85,8 +85,10 @@ unsafe fn critical_slow(gtid: i32, crit: *mut CriticalName) {
     let name = unsafe { &*crit };
     // Traced and taken at once: the acquisition is an instant in the trace (one clock read
     // after the lock was taken, for its three events). Untraced, the fast path tried already.
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::CRITICAL, crit as usize);
     if oxiomp_instrument::enabled() && name.try_enter(gtid) {
         oxiomp_instrument::pass_into(State::CriticalAcquiring, State::CriticalSection);
+        oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::CRITICAL, crit as usize);
         return;
     }
     oxiomp_instrument::critical_acquiring_enter();
@@ -95,6 +97,7 @@ unsafe fn critical_slow(gtid: i32, crit: *mut CriticalName) {
         crate::fatal("__kmpc_critical", e);
     }
     oxiomp_instrument::switch(State::CriticalAcquiring, State::CriticalSection);
+    oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::CRITICAL, crit as usize);
 }
 
 /// # Safety
@@ -139,6 +142,7 @@ unsafe fn end_critical_slow(gtid: i32, crit: *mut CriticalName) {
             // A waiter went to sleep meanwhile: `exit` wakes it.
             crate::misuse("__kmpc_end_critical", e);
         }
+        oxiomp_instrument::mutex(MutexOp::Released, mutex_kind::CRITICAL, crit as usize);
         return;
     }
     // A thread that is not inside records nothing: it never entered the section's state.
@@ -149,7 +153,16 @@ unsafe fn end_critical_slow(gtid: i32, crit: *mut CriticalName) {
     if let Err(e) = name.exit(gtid) {
         crate::misuse("__kmpc_end_critical", e);
     }
+    oxiomp_instrument::mutex(MutexOp::Released, mutex_kind::CRITICAL, crit as usize);
     oxiomp_instrument::critical_releasing_exit();
+}
+
+/// The lock of a reduction: the name object the compiler passed (clang always passes one),
+/// or one of the runtime's for a null pointer.
+fn reduce_lock<'a>(lck: *mut CriticalName) -> &'a CriticalName {
+    static NONE_GIVEN: CriticalName = CriticalName::new();
+    // SAFETY: the compiler passes its static, 8-aligned, zeroed 32-byte name object, or null.
+    unsafe { lck.as_ref() }.unwrap_or(&NONE_GIVEN)
 }
 
 /// # Safety
@@ -162,10 +175,11 @@ pub unsafe extern "C" fn __kmpc_reduce_nowait(
     _size: usize,
     data: *mut c_void,
     func: ReduceFn,
-    _lck: *mut CriticalName,
+    lck: *mut CriticalName,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { ws::reduce(Thread::from_gtid(gtid), Ident::flags(loc), data, func) as i32 }
+    let r = unsafe { ws::reduce(Thread::from_gtid(gtid), Ident::flags(loc), data, func, reduce_lock(lck)) };
+    r.unwrap_or_else(|e| crate::fatal("__kmpc_reduce", e)) as i32
 }
 
 /// # Safety
@@ -185,11 +199,23 @@ pub unsafe extern "C" fn __kmpc_reduce(
     unsafe { __kmpc_reduce_nowait(loc, gtid, num_vars, size, data, func, lck) }
 }
 
+/// # Safety
+/// `lck` is the name object the compiler passed to `__kmpc_reduce_nowait`.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_reduce_nowait(_loc: *const Ident, _gtid: i32, _lck: *mut CriticalName) {}
+pub unsafe extern "C" fn __kmpc_end_reduce_nowait(_loc: *const Ident, gtid: i32, lck: *mut CriticalName) {
+    if let Err(e) = ws::end_reduce(Thread::from_gtid(gtid), reduce_lock(lck)) {
+        crate::misuse("__kmpc_end_reduce_nowait", e);
+    }
+}
 
+/// # Safety
+/// `lck` is the name object the compiler passed to `__kmpc_reduce`.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_reduce(_loc: *const Ident, _gtid: i32, _lck: *mut CriticalName) {}
+pub unsafe extern "C" fn __kmpc_end_reduce(_loc: *const Ident, gtid: i32, lck: *mut CriticalName) {
+    if let Err(e) = ws::end_reduce(Thread::from_gtid(gtid), reduce_lock(lck)) {
+        crate::misuse("__kmpc_end_reduce", e);
+    }
+}
 
 /// # Safety
 /// `data` is this thread's list of pointers for `func`, as clang builds them.
@@ -223,34 +249,34 @@ pub extern "C" fn __kmpc_cancellationpoint(_loc: *const Ident, gtid: i32, kind: 
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_cancel_barrier(_loc: *const Ident, gtid: i32) -> i32 {
-    ws::cancel_barrier(Thread::from_gtid(gtid)) as i32
+pub extern "C" fn __kmpc_cancel_barrier(loc: *const Ident, gtid: i32) -> i32 {
+    ws::cancel_barrier(Thread::from_gtid(gtid), Ident::barrier_kind(loc)) as i32
 }
 
 /// A split barrier: everybody arrives; the primary thread returns 1 at once and runs its block,
 /// the others return 0 only when it calls `__kmpc_end_barrier_master`.
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_barrier_master(_loc: *const Ident, gtid: i32) -> i32 {
+pub extern "C" fn __kmpc_barrier_master(loc: *const Ident, gtid: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
     let (team, tid) = (th.team(), th.tid());
-    team.barrier(th);
+    team.barrier_as(th, Ident::barrier_kind(loc));
     if tid == 0 {
         return 1;
     }
-    team.barrier(th);
+    team.barrier_as(th, Ident::barrier_kind(loc));
     0
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_barrier_master(_loc: *const Ident, gtid: i32) {
+pub extern "C" fn __kmpc_end_barrier_master(loc: *const Ident, gtid: i32) {
     let th = Thread::from_gtid(gtid);
-    th.team().barrier(th);
+    th.team().barrier_as(th, Ident::barrier_kind(loc));
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_barrier_master_nowait(_loc: *const Ident, gtid: i32) -> i32 {
+pub extern "C" fn __kmpc_barrier_master_nowait(loc: *const Ident, gtid: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
-    th.team().barrier(th);
+    th.team().barrier_as(th, Ident::barrier_kind(loc));
     (th.tid() == 0) as i32
 }
 

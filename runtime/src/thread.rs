@@ -693,8 +693,9 @@ mod layout {
                 offset_of!(Task, head.root),
                 offset_of!(Task, head.team),
                 offset_of!(Task, head.depth),
+                offset_of!(Task, head.tool),
             ],
-            [0, 4, 8, 16, 32, 40, 48, 64]
+            [0, 4, 8, 16, 32, 40, 48, 64, 88]
         );
         assert_eq!(crate::task::descriptor::HEADER, 320);
         // The counter its owner writes and the one other threads increment are on separate

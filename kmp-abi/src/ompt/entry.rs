@@ -6,6 +6,8 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use oxiomp_runtime::Thread;
+use oxiomp_runtime::task::Task;
+use oxiomp_runtime::task::descriptor::Kind;
 use oxiomp_runtime::thread::ThreadState;
 
 use super::{CALLBACKS, Data, Frame, NO_FRAME, cb};
@@ -162,11 +164,11 @@ unsafe extern "C" fn get_parallel_info(
 const TASK_INITIAL: c_int = 1;
 const TASK_IMPLICIT: c_int = 2;
 
-/// `ompt_get_task_info`: the implicit task `ancestor_level` levels out from the calling
-/// thread's current one (0: that one), with its flags (initial or implicit), data, frame (no
-/// frames are kept: zero), region's data and thread number; 2 if there is one, else 0. While
-/// the thread runs an explicit task the answer is 0 (explicit tasks are not yet told to a
-/// tool, so they carry no data of its).
+/// `ompt_get_task_info`: the task `ancestor_level` levels out from the calling thread's
+/// current one (0: that one; an explicit task's is the task that generated it, an implicit
+/// task's the implicit task of the enclosing region that encountered the region), with its
+/// flags, data, frame (no frames are kept: zero), region's data and thread number; 2 if
+/// there is one, else 0.
 unsafe extern "C" fn get_task_info(
     ancestor_level: c_int,
     flags: *mut c_int,
@@ -177,31 +179,50 @@ unsafe extern "C" fn get_task_info(
 ) -> c_int {
     let Some(th) = Thread::peek() else { return 0 };
     let Ok(mut up) = u32::try_from(ancestor_level) else { return 0 };
-    if oxiomp_runtime::task::in_explicit_task(th) {
-        return 0;
-    }
-    let (mut team, mut tid): (*const oxiomp_runtime::team::Team, u32) = (th.team(), th.tid());
-    while up > 0 && !team.is_null() {
-        // SAFETY: as in `get_parallel_info`.
-        let t = unsafe { &*team };
-        (team, tid) = (t.parent, t.parent_tid);
+    let mut task: *const Task = oxiomp_runtime::task::current(th);
+    let mut tid = th.tid();
+    while up > 0 && !task.is_null() {
+        // SAFETY: the current task and its ancestors are alive while it runs (a task holds
+        // its generating task, or that task is suspended beneath it; a region's encountering
+        // task is suspended until the region ends).
+        let t = unsafe { &*task };
+        if t.head.kind == Kind::Implicit {
+            // SAFETY: an implicit task's team is alive while the task runs; so is its parent.
+            let team = unsafe { &*t.head.team };
+            // SAFETY: as above.
+            let parent = unsafe { team.parent.as_ref() };
+            task = match parent {
+                Some(p) => p.implicit_task(team.parent_tid),
+                None => std::ptr::null(),
+            };
+            tid = team.parent_tid;
+        } else {
+            task = t.head.parent;
+        }
         up -= 1;
     }
     // SAFETY: as above (null past the outermost).
-    let Some(t) = (unsafe { team.as_ref() }) else { return 0 };
+    let Some(t) = (unsafe { task.as_ref() }) else { return 0 };
+    // SAFETY: as above.
+    let team = unsafe { &*t.head.team };
+    let f = match t.head.kind {
+        Kind::Implicit if team.parent.is_null() => TASK_INITIAL,
+        Kind::Implicit => TASK_IMPLICIT,
+        _ => oxiomp_runtime::task::tool_flags(t) as c_int,
+    };
     // SAFETY: the tool passes null or pointers to variables of these types.
     unsafe {
         if !flags.is_null() {
-            flags.write(if t.parent.is_null() { TASK_INITIAL } else { TASK_IMPLICIT });
+            flags.write(f);
         }
         if !task_data.is_null() {
-            task_data.write(t.implicit_tool_data(tid));
+            task_data.write(t.head.tool.as_ptr());
         }
         if !task_frame.is_null() {
             task_frame.write(NO_FRAME.with(|f| f as *const Frame));
         }
         if !parallel_data.is_null() {
-            parallel_data.write(t.tool.as_ptr());
+            parallel_data.write(team.tool.as_ptr());
         }
         if !thread_num.is_null() {
             thread_num.write(tid as c_int);

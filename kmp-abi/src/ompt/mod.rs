@@ -16,8 +16,9 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use oxiomp_instrument::{Event, Recorder, ToolEvent};
+use oxiomp_instrument::{Event, MutexOp, Recorder, SyncPoint, ToolEvent, sync_kind};
 use oxiomp_runtime::Thread;
+use oxiomp_runtime::task::{Access, Dep, Task};
 use oxiomp_runtime::team::Team;
 
 pub(crate) use start::start;
@@ -40,16 +41,43 @@ mod cb {
     pub const THREAD_END: usize = 2;
     pub const PARALLEL_BEGIN: usize = 3;
     pub const PARALLEL_END: usize = 4;
+    pub const TASK_CREATE: usize = 5;
+    pub const TASK_SCHEDULE: usize = 6;
     pub const IMPLICIT_TASK: usize = 7;
     pub const SYNC_REGION_WAIT: usize = 16;
+    pub const MUTEX_RELEASED: usize = 17;
+    pub const DEPENDENCES: usize = 18;
     pub const SYNC_REGION: usize = 23;
+    pub const LOCK_INIT: usize = 24;
+    pub const LOCK_DESTROY: usize = 25;
+    pub const MUTEX_ACQUIRE: usize = 26;
+    pub const MUTEX_ACQUIRED: usize = 27;
+    pub const NEST_LOCK: usize = 28;
+    pub const REDUCTION: usize = 31;
     /// The highest callback number of OpenMP 5.2 (`ompt_callback_error`).
     pub const LAST: usize = 37;
     /// The callbacks dispatched for every event of their kind (`ompt_set_always`).
-    pub const ALWAYS: [usize; 5] = [THREAD_BEGIN, THREAD_END, PARALLEL_BEGIN, PARALLEL_END, IMPLICIT_TASK];
-    /// The callbacks dispatched for some of their events (`ompt_set_sometimes`): the
-    /// synchronisation regions, of which only the barrier closing a parallel region is told.
-    pub const SOMETIMES: [usize; 2] = [SYNC_REGION_WAIT, SYNC_REGION];
+    pub const ALWAYS: &[usize] = &[
+        THREAD_BEGIN,
+        THREAD_END,
+        PARALLEL_BEGIN,
+        PARALLEL_END,
+        TASK_CREATE,
+        TASK_SCHEDULE,
+        IMPLICIT_TASK,
+        SYNC_REGION_WAIT,
+        MUTEX_RELEASED,
+        DEPENDENCES,
+        SYNC_REGION,
+        LOCK_INIT,
+        LOCK_DESTROY,
+        MUTEX_ACQUIRE,
+        MUTEX_ACQUIRED,
+        NEST_LOCK,
+        REDUCTION,
+    ];
+    /// The callbacks dispatched for some of their events (`ompt_set_sometimes`).
+    pub const SOMETIMES: &[usize] = &[];
 }
 
 /// `ompt_thread_t`.
@@ -61,8 +89,6 @@ const SCOPE_END: i32 = 2;
 /// `ompt_task_flag_t`.
 const TASK_INITIAL: i32 = 1;
 const TASK_IMPLICIT: i32 = 2;
-/// `ompt_sync_region_barrier_implicit_parallel`.
-const SYNC_BARRIER_IMPLICIT_PARALLEL: i32 = 9;
 
 /// The registered callbacks by number (0: none). Relaxed: a callback is a plain function
 /// address, set by the tool from `initialize` (before any event is dispatched, on the same
@@ -87,6 +113,12 @@ type ParallelBeginFn = unsafe extern "C" fn(*mut Data, *const Frame, *mut Data, 
 type ParallelEndFn = unsafe extern "C" fn(*mut Data, *mut Data, i32, *const c_void);
 type ImplicitTaskFn = unsafe extern "C" fn(i32, *mut Data, *mut Data, u32, u32, i32);
 type SyncRegionFn = unsafe extern "C" fn(i32, i32, *mut Data, *mut Data, *const c_void);
+type TaskCreateFn = unsafe extern "C" fn(*mut Data, *const Frame, *mut Data, i32, i32, *const c_void);
+type DependencesFn = unsafe extern "C" fn(*mut Data, *const Dependence, i32);
+type TaskScheduleFn = unsafe extern "C" fn(*mut Data, i32, *mut Data);
+type MutexAcquireFn = unsafe extern "C" fn(i32, u32, u32, u64, *const c_void);
+type MutexFn = unsafe extern "C" fn(i32, u64, *const c_void);
+type NestLockFn = unsafe extern "C" fn(i32, u64, *const c_void);
 
 /// What a worker still owes the tool when it arrives at a region's closing barrier: the
 /// barrier's end and its implicit task's end, told when the worker learns that the barrier
@@ -138,10 +170,19 @@ unsafe fn team<'a>(team: usize) -> &'a Team {
     unsafe { &*(team as *const Team) }
 }
 
-/// The data of the calling thread's current implicit task (also given as the task that
-/// encounters a region: explicit tasks' data is not kept yet).
+/// The data of the calling thread's current task (implicit or explicit).
 fn current_task_data(th: Thread) -> *mut Data {
-    th.team().implicit_tool_data(th.tid())
+    oxiomp_runtime::task::current(th).head.tool.as_ptr()
+}
+
+/// The data of the task at address `task` (null for 0).
+///
+/// # Safety
+/// `task` is 0 or the address the runtime put in a tool event, of a task alive while the
+/// event is dispatched.
+unsafe fn task_data(task: usize) -> *mut Data {
+    // SAFETY: the caller's contract.
+    unsafe { (task as *const Task).as_ref() }.map_or(std::ptr::null_mut(), |t| t.head.tool.as_ptr())
 }
 
 pub(super) fn dispatch(e: ToolEvent) {
@@ -250,6 +291,138 @@ pub(super) fn dispatch(e: ToolEvent) {
                 unsafe { f(SCOPE_END, std::ptr::null_mut(), tdata, tm.nthreads, 0, TASK_IMPLICIT) };
             }
         }
+        ToolEvent::TaskCreate { task, flags, has_deps } => {
+            // SAFETY: the event's task, alive while it is dispatched.
+            let data = unsafe { task_data(task) };
+            // SAFETY: the new task's word, zeroed by its creator before the tool sees it.
+            unsafe { data.write(0) };
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<TaskCreateFn>(cb::TASK_CREATE) } {
+                let frame = NO_FRAME.with(|f| f as *const Frame);
+                // SAFETY: as above.
+                unsafe {
+                    f(current_task_data(th), frame, data, flags as i32, has_deps as i32, std::ptr::null())
+                };
+            }
+        }
+        ToolEvent::Dependences { task, list, n } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<DependencesFn>(cb::DEPENDENCES) } {
+                // SAFETY: the runtime's list of `n` dependences, alive while the event is
+                // dispatched (`ToolEvent::Dependences`).
+                let deps = unsafe { std::slice::from_raw_parts(list as *const Dep, n as usize) };
+                let out: Vec<Dependence> = deps.iter().map(Dependence::of).collect();
+                // SAFETY: as above.
+                unsafe { f(task_data(task), out.as_ptr(), out.len() as i32) };
+            }
+        }
+        ToolEvent::TaskSchedule { prior, status, next } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<TaskScheduleFn>(cb::TASK_SCHEDULE) } {
+                // SAFETY: the event's tasks, alive while it is dispatched.
+                unsafe { f(task_data(prior), status as i32, task_data(next)) };
+            }
+        }
+        ToolEvent::Sync { kind, point } => sync(th, kind, point),
+        ToolEvent::Mutex { op, kind, wait_id } => mutex(op, kind, wait_id),
+    }
+}
+
+/// `ompt_dependence_t`.
+#[repr(C)]
+struct Dependence {
+    variable: Data,
+    kind: i32,
+}
+
+impl Dependence {
+    /// What a tool is told of dependence `d`: `out` and `inout` are one kind to the runtime,
+    /// told as `inout`.
+    fn of(d: &Dep) -> Dependence {
+        let kind = match d.kind {
+            Access::In => 1,
+            Access::Out => 3,
+            Access::MutexInOutSet => 4,
+            Access::InOutSet => 7,
+            Access::AllMemory => 35,
+        };
+        Dependence { variable: d.addr as Data, kind }
+    }
+}
+
+/// A synchronisation region of `kind` of the calling thread's current task reaches `point`:
+/// `sync_region` (or `reduction`) for the region, `sync_region_wait` for the waiting in it.
+fn sync(th: Thread, kind: u32, point: SyncPoint) {
+    let pdata = th.team().tool.as_ptr();
+    let tdata = current_task_data(th);
+    let which = if kind == sync_kind::REDUCTION { cb::REDUCTION } else { cb::SYNC_REGION };
+    // SAFETY: the callbacks' registered types.
+    let (region, wait) =
+        unsafe { (callback::<SyncRegionFn>(which), callback::<SyncRegionFn>(cb::SYNC_REGION_WAIT)) };
+    let wait = wait.filter(|_| which == cb::SYNC_REGION);
+    let steps: &[(Option<SyncRegionFn>, i32)] = match point {
+        SyncPoint::Begin => &[(region, SCOPE_BEGIN)],
+        SyncPoint::BeginWait => &[(region, SCOPE_BEGIN), (wait, SCOPE_BEGIN)],
+        SyncPoint::Wait => &[(wait, SCOPE_BEGIN)],
+        SyncPoint::WaitDone => &[(wait, SCOPE_END)],
+        SyncPoint::WaitDoneEnd => &[(wait, SCOPE_END), (region, SCOPE_END)],
+        SyncPoint::End => &[(region, SCOPE_END)],
+        SyncPoint::Whole => {
+            &[(region, SCOPE_BEGIN), (wait, SCOPE_BEGIN), (wait, SCOPE_END), (region, SCOPE_END)]
+        }
+    };
+    for &(f, endpoint) in steps {
+        if let Some(f) = f {
+            // SAFETY: calling the tool's callback with its documented arguments.
+            unsafe { f(kind as i32, endpoint, pdata, tdata, std::ptr::null()) };
+        }
+    }
+}
+
+/// The lock implementation a tool is told of: the one `ompt_enumerate_mutex_impls` lists.
+const MUTEX_IMPL: u32 = 1;
+
+/// A mutex operation `op` on the mutex `wait_id` of `kind`.
+fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
+    let id = wait_id as u64;
+    let k = kind as i32;
+    let null = std::ptr::null();
+    // SAFETY: in each arm, the callback's registered type, called with its documented
+    // arguments.
+    unsafe {
+        match op {
+            MutexOp::Acquire => {
+                if let Some(f) = callback::<MutexAcquireFn>(cb::MUTEX_ACQUIRE) {
+                    f(k, 0, MUTEX_IMPL, id, null)
+                }
+            }
+            MutexOp::Acquired => {
+                if let Some(f) = callback::<MutexFn>(cb::MUTEX_ACQUIRED) {
+                    f(k, id, null)
+                }
+            }
+            MutexOp::Released => {
+                if let Some(f) = callback::<MutexFn>(cb::MUTEX_RELEASED) {
+                    f(k, id, null)
+                }
+            }
+            MutexOp::Init => {
+                if let Some(f) = callback::<MutexAcquireFn>(cb::LOCK_INIT) {
+                    f(k, 0, MUTEX_IMPL, id, null)
+                }
+            }
+            MutexOp::Destroy => {
+                if let Some(f) = callback::<MutexFn>(cb::LOCK_DESTROY) {
+                    f(k, id, null)
+                }
+            }
+            MutexOp::NestAcquired | MutexOp::NestReleased => {
+                if let Some(f) = callback::<NestLockFn>(cb::NEST_LOCK) {
+                    let endpoint = if op == MutexOp::NestAcquired { SCOPE_BEGIN } else { SCOPE_END };
+                    f(endpoint, id, null)
+                }
+            }
+        }
     }
 }
 
@@ -260,7 +433,7 @@ fn sync_region(endpoint: i32, pdata: *mut Data, tdata: *mut Data) {
     let (region, wait) = unsafe {
         (callback::<SyncRegionFn>(cb::SYNC_REGION), callback::<SyncRegionFn>(cb::SYNC_REGION_WAIT))
     };
-    let k = SYNC_BARRIER_IMPLICIT_PARALLEL;
+    let k = sync_kind::BARRIER_IMPLICIT_PARALLEL as i32;
     let order = if endpoint == SCOPE_BEGIN { [region, wait] } else { [wait, region] };
     for f in order.into_iter().flatten() {
         // SAFETY: calling the tool's callback with its documented arguments.

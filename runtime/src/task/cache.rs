@@ -152,12 +152,23 @@ impl BlockCache {
     }
 
     /// A block of at least `size` bytes, 16-aligned. The caller is this cache's owner.
+    ///
+    /// With a tool attached every block comes from the system allocator and goes back to it:
+    /// a block one thread frees and another reuses passes between them through the caches'
+    /// atomics, which a tool (ThreadSanitizer under Archer) does not see, and to it the new
+    /// task's writes would race with the old task's reads of the same memory.
     #[inline]
     pub(crate) fn alloc(&self, size: usize) -> Block {
-        if let Some(b) = self.try_alloc(size) {
+        let class = match class_of(size) {
+            Some(_) if oxiomp_instrument::tool_attached() => None,
+            c => c,
+        };
+        if class.is_some()
+            && let Some(b) = self.try_alloc(size)
+        {
             return b;
         }
-        match class_of(size) {
+        match class {
             Some(c) => self.classes[c].refill(),
             None => Block { ptr: system_alloc(layout(size)), home: std::ptr::null() },
         }

@@ -47,7 +47,10 @@ fn alloc_slow(
         // A block from the thread's own list is recorded as an instant allocation (see
         // `CreationTrace::Instant`); any other is timed, and its creation event leaves the
         // allocation state (one clock read for both).
-        if let Some(block) = cache.try_alloc(descriptor::block_size(sizeof_task, sizeof_shareds)) {
+        // With a tool attached, no block from a free list (see `BlockCache::alloc`).
+        if !oxiomp_instrument::tool_attached()
+            && let Some(block) = cache.try_alloc(descriptor::block_size(sizeof_task, sizeof_shareds))
+        {
             let n = new_task(th, flags, sizeof_task, sizeof_shareds, routine, CreationTrace::Instant(ident));
             // SAFETY: a block of `block_size` bytes from the thread's own local free list.
             return unsafe { descriptor::init_rested(block, n) }.kmp();

@@ -154,6 +154,8 @@ pub struct Head {
     /// The innermost taskgroup open in this task (starts as `group`). Touched only by the
     /// thread executing the task.
     pub(crate) cur_group: Cell<*const TaskGroup>,
+    /// A tool's word for the task (OMPT's task data: see `crate::tool`).
+    pub tool: crate::tool::ToolData,
 }
 
 /// What a free block rests with: the fields that hold, on a cache's free list, the values a
@@ -180,6 +182,9 @@ pub(crate) struct Rest {
     pub(crate) parent_ref: Cell<bool>,
     /// Whether the task ever entered a dependence map (only those can have dependants).
     pub(crate) dep_tracked: AtomicBool,
+    /// Whether the task runs as an if(0) task (`begin_if0`): all its parts run on its
+    /// creator's stack, on borrowed ICVs, and `icvs` is the creator's save slot.
+    pub(crate) if0: Cell<bool>,
     pub(crate) refs: AtomicU32,
     pub(crate) parts: AtomicU32,
     /// Detach state (bits `EVENT_*`).
@@ -191,9 +196,6 @@ pub(crate) struct Rest {
     pub(crate) child_deps: UnsafeCell<Option<Box<DepMap>>>,
     /// An if(0) task: the thread's `icv_save` when it began, restored at its end.
     pub(crate) outer_save: Cell<*const IcvSave>,
-    /// Whether the task runs as an if(0) task (`begin_if0`): all its parts run on its
-    /// creator's stack, on borrowed ICVs, and `icvs` is the creator's save slot.
-    pub(crate) if0: Cell<bool>,
     /// mutexinoutset locks the task holds while it runs (sorted), if any.
     pub(crate) mutexes: UnsafeCell<Option<Box<[std::sync::Arc<super::deps::MutexSlot>]>>>,
     /// Children completed, incremented by whoever completes one (`taskwait` waits until it
@@ -280,6 +282,7 @@ impl Head {
             is_final: c.is_final,
             size: c.size,
             cur_group: Cell::new(group),
+            tool: crate::tool::ToolData::new(),
         }
     }
 }

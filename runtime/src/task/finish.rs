@@ -33,7 +33,9 @@ fn complete(t: &'static Task, th: Option<Thread>) {
     if t.head.flags & flags::DETACHABLE != 0 {
         // AcqRel: pairs with `fulfill_event`.
         let prev = t.rest.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
-        if prev & EVENT_FULFILLED == 0 {
+        let fulfilled = prev & EVENT_FULFILLED != 0;
+        super::tool::detach_body_done(t, fulfilled, th.map_or(std::ptr::null(), |th| th.task_state().task()));
+        if !fulfilled {
             return;
         }
     }
@@ -62,6 +64,7 @@ pub fn complete_if0(th: Thread, t: &'static Task) {
     oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunningIf0, t.head.trace_id);
     let ts = th.task_state();
     ts.replace_task(t.head.parent);
+    super::tool::body_done(t, t.head.parent);
     // The undeferred task ran in the generating task's context: what it set dies with it.
     ts.replace_icv_save(t.rest.outer_save.get());
     if let Some(i) = t.icvs.take() {
@@ -266,7 +269,9 @@ pub fn fulfill_event(t: &'static Task) -> Result<(), crate::error::Misuse> {
     let r = if prev & EVENT_FULFILLED != 0 {
         Err(crate::error::Misuse::EventFulfilledTwice)
     } else {
-        if prev & EVENT_BODY_DONE != 0 {
+        let body_done = prev & EVENT_BODY_DONE != 0;
+        super::tool::fulfilled(t, !body_done);
+        if body_done {
             finish(t, None);
         }
         Ok(())

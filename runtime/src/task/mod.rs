@@ -29,6 +29,7 @@ mod run;
 pub(crate) mod state;
 mod submit;
 pub mod taskloop;
+mod tool;
 mod wait;
 
 use std::ffi::c_void;
@@ -45,6 +46,7 @@ pub use group::{Init, ItemSpec, TaskGroup};
 pub(crate) use run::{begin_in_place, cancelled_in, discard_after_run, run_in_place};
 pub use submit::{begin_if0, submit, submit_task, with_dep_buffer};
 pub(crate) use submit::{make_ready, may_defer, set_throttling};
+pub use tool::flags_of as tool_flags;
 pub(crate) use wait::{BarrierHelp, serve_hidden};
 pub use wait::{
     cancel_taskgroup, drain, help_barrier, run_one, taskgroup_begin, taskgroup_cancelled, taskgroup_end,

@@ -92,6 +92,7 @@ pub(crate) fn run_in_place<const TRACED: bool>(
     let entry = unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize);
     while next() {
         let id = if TRACED {
+            super::tool::created(t, &[]);
             oxiomp_instrument::task_created(oxiomp_instrument::Site { entry, ident })
         } else {
             0
@@ -99,7 +100,7 @@ pub(crate) fn run_in_place<const TRACED: bool>(
         ts.replace_task(t);
         // Each chunk's first change of an ICV saves them here (and clears the pointer).
         ts.replace_icv_save(&saved);
-        call_routine(th, t, Some(id), true);
+        call_routine(th, t, Some(id), true, parent);
         ts.replace_task(parent);
         if let Some(back) = saved.take() {
             th.replace_icvs(back);
@@ -156,7 +157,7 @@ fn run_body_borrowing(th: Thread, t: &'static Task, trace: Option<u32>, run: boo
     let prev_task = ts.replace_task(t);
     let saved = IcvSave::new();
     let prev_save = ts.replace_icv_save(&saved);
-    call_routine(th, t, trace, run);
+    call_routine(th, t, trace, run, prev_task);
     ts.replace_task(prev_task);
     // The body's own uses of `icv_save` ended with it (nested bodies restore theirs).
     ts.replace_icv_save(prev_save);
@@ -173,20 +174,26 @@ fn run_body_own_icvs(th: Thread, t: &'static Task, trace: Option<u32>, run: bool
     let mine = t.icvs.get().unwrap_or(th.icvs());
     let back = th.replace_icvs(mine);
     let prev_save = ts.replace_icv_save(std::ptr::null());
-    call_routine(th, t, trace, run);
+    call_routine(th, t, trace, run, prev_task);
     ts.replace_task(prev_task);
     ts.replace_icv_save(prev_save);
     th.replace_icvs(back);
 }
 
-/// Calls the task's routine (when `run`), recording its execution.
+/// Calls the task's routine (when `run`) in place of `prev`, the task the thread ran before,
+/// recording its execution. With tracing (or a tool) on, the whole execution (every part) is
+/// [`call_traced`]'s.
 #[inline]
-fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
+fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool, prev: *const Task) {
     let kt = t.kmp();
     // SAFETY: the routine and task come from the compiler's alloc; the routine takes
     // (gtid, task).
     if run && let Some(r) = unsafe { (*kt).routine } {
-        call_part(r, th.gtid(), t, trace);
+        if oxiomp_instrument::enabled() {
+            return call_traced(th, r, t, trace, prev);
+        }
+        // SAFETY: as above.
+        unsafe { r(th.gtid(), kt) };
         // An untied task's next parts, re-submitted to run here (`rerun_here`): clang's
         // untied tasks re-submit themselves at least once, so this is no cold path.
         // A cancellation meanwhile does not stop them: the task has started, and a started
@@ -194,9 +201,12 @@ fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool) {
         // where clang splits it, are none).
         if !th.task_state().rerun().is_null() {
             while take_rerun(th, t) {
-                call_part(r, th.gtid(), t, trace);
+                // SAFETY: as above.
+                unsafe { r(th.gtid(), kt) };
             }
         }
+    } else if !run {
+        super::tool::cancelled(t, prev);
     }
 }
 
@@ -213,27 +223,24 @@ fn take_rerun(th: Thread, t: &'static Task) -> bool {
     std::ptr::eq(r, t)
 }
 
-/// Calls a task's body for one part. One test of the tracing flag: when tracing, the body
-/// runs in its running state, between the task's execution events, in a cold copy.
-#[inline(always)]
-fn call_part(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
-    if oxiomp_instrument::enabled() {
-        call_traced(r, gtid, t, trace);
-    } else {
-        // SAFETY: the routine and task come from the compiler's alloc; the routine takes
-        // (gtid, task).
-        unsafe { r(gtid, t.kmp()) };
-    }
-}
-
+/// [`call_routine`] with tracing or a tool on: each part runs in its running state, between
+/// the task's execution events; a tool sees the thread switch from `prev` to the task, and the
+/// task's body end.
 #[cold]
 #[inline(never)]
-fn call_traced(r: Routine, gtid: i32, t: &'static Task, trace: Option<u32>) {
+fn call_traced(th: Thread, r: Routine, t: &'static Task, trace: Option<u32>, prev: *const Task) {
     let trace_id = trace.unwrap_or(t.head.trace_id);
-    oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
-    // SAFETY: as in `call_part`.
-    unsafe { r(gtid, t.kmp()) };
-    oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
+    super::tool::switched(prev, t);
+    loop {
+        oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
+        // SAFETY: as in `call_routine`.
+        unsafe { r(th.gtid(), t.kmp()) };
+        oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
+        if !take_rerun(th, t) {
+            break;
+        }
+    }
+    super::tool::body_done(t, prev);
 }
 
 /// Whether `t` must not run its body: its taskgroup or (with OMP_CANCELLATION) its parallel

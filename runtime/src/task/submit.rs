@@ -38,6 +38,7 @@ pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), crate::error::Mis
     // and its running part keeps the count above 0 (see `submit`).
     let parts = t.rest.parts.load(Ordering::Relaxed);
     if parts == 0 && t.head.flags & flags::PRIORITY == 0 && runs_at_once(t, || may_defer(th, t)) {
+        super::tool::created(t, &[]);
         t.rest.parts.store(1, Ordering::Relaxed);
         run_at_once(th, t);
         return Ok(());
@@ -92,6 +93,7 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), c
         }
         return Err(crate::error::Misuse::TaskSubmittedTwice);
     }
+    super::tool::created(t, deps);
     // Relaxed: not shared yet; the queue hand-over publishes it.
     t.rest.parts.store(1, Ordering::Relaxed);
     if t.head.flags & flags::DETACHABLE != 0 {
@@ -303,7 +305,9 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     let ts = th.task_state();
     t.rest.outer_save.set(ts.replace_icv_save(&t.icvs));
     t.rest.if0.set(true);
-    ts.replace_task(t);
+    super::tool::created(t, &[]);
+    let prev = ts.replace_task(t);
+    super::tool::switched(prev, t);
     oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunningIf0, t.head.trace_id);
 }
 

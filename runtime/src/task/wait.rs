@@ -6,6 +6,7 @@ use super::pool::Park;
 use super::run::execute;
 use super::*;
 use crate::sync::wait::{HANDOVER_NS, Spin, YieldGap};
+use oxiomp_instrument::{SyncPoint, ToolEvent, sync_kind};
 use std::time::Duration;
 
 /// Runs one ready task of the current team, if the scheduling constraint allows one.
@@ -170,11 +171,19 @@ fn constrained<R>(th: Thread, f: impl FnOnce() -> R) -> R {
 pub fn taskwait(th: Thread) {
     let t = current(th);
     if t.children_done() {
-        return;
+        return sync_tool(sync_kind::TASKWAIT, SyncPoint::Whole);
     }
     oxiomp_instrument::taskwait_enter();
+    sync_tool(sync_kind::TASKWAIT, SyncPoint::BeginWait);
     constrained(th, || wait_until(th, t as *const Task as usize, &|| t.children_done()));
+    sync_tool(sync_kind::TASKWAIT, SyncPoint::WaitDoneEnd);
     oxiomp_instrument::taskwait_exit();
+}
+
+/// Tells a tool that a synchronisation region of `kind` of the current task reaches `point`.
+#[inline(always)]
+fn sync_tool(kind: u32, point: SyncPoint) {
+    oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point });
 }
 
 /// `taskyield`: may run another task.
@@ -259,6 +268,7 @@ pub fn taskgroup_begin(th: Thread) {
     let t = current(th);
     let g = Box::new(TaskGroup::new(t.head.cur_group.get()));
     t.head.cur_group.set(Box::into_raw(g));
+    sync_tool(sync_kind::TASKGROUP, SyncPoint::Begin);
 }
 
 /// `__kmpc_end_taskgroup`: waits for every task generated in the innermost taskgroup, then
@@ -271,10 +281,13 @@ pub fn taskgroup_end(th: Thread) {
         return;
     };
     oxiomp_instrument::taskgroup_enter();
+    sync_tool(sync_kind::TASKGROUP, SyncPoint::Wait);
     // Acquire: pairs with the completions' SeqCst decrements (their effects are visible).
     if g.count.load(Ordering::Acquire) != 0 {
         constrained(th, || wait_until(th, gp as usize, &|| g.count.load(Ordering::Acquire) == 0));
     }
+    // Before the reductions combine: a tool then knows the tasks' partial results complete.
+    sync_tool(sync_kind::TASKGROUP, SyncPoint::WaitDoneEnd);
     t.head.cur_group.set(g.parent);
     // SAFETY: created by `taskgroup_begin` with Box::into_raw; no task refers to it any more.
     let g = unsafe { Box::from_raw(gp as *mut TaskGroup) };
@@ -304,18 +317,21 @@ pub fn taskgroup_cancelled(th: Thread) -> bool {
 
 /// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
 /// dependences name.
+/// A tool is told of a taskwait region around it (the children it waits for are among those
+/// a plain `taskwait` would).
 pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     th.task_state().detach().wait(deps);
     let t = current(th);
     // SAFETY: only the task running on this thread touches its child map.
     let Some(map) = (unsafe { &*t.rest.child_deps.get() }).as_deref() else {
-        return;
+        return sync_tool(sync_kind::TASKWAIT, SyncPoint::Whole);
     };
     // Every child complete: every dependence is satisfied (Acquire: their writes are seen).
     if t.children_done() {
-        return;
+        return sync_tool(sync_kind::TASKWAIT, SyncPoint::Whole);
     }
     oxiomp_instrument::taskwait_deps_enter();
+    sync_tool(sync_kind::TASKWAIT, SyncPoint::BeginWait);
     deps::merge(deps);
     let w = descriptor::alloc_node(Kind::Waiter, t.head.team);
     // Two references: ours, and the one `make_ready` drops.
@@ -328,5 +344,6 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
         release_ref(w);
     }
     release_ref(w);
+    sync_tool(sync_kind::TASKWAIT, SyncPoint::WaitDoneEnd);
     oxiomp_instrument::taskwait_deps_exit();
 }

@@ -112,8 +112,6 @@ pub struct Team {
     pub(super) tasks: crate::task::pool::TaskPool,
     /// The members' implicit tasks, by thread number.
     pub(super) implicit: Box<[CachePadded<Task>]>,
-    /// A tool's word for each implicit task, by thread number (OMPT's task data: see `tool`).
-    pub(super) implicit_tool: Box<[crate::tool::ToolData]>,
     /// A tool's word for the region (OMPT's parallel data: see `tool`).
     pub tool: crate::tool::ToolData,
     /// What only the primary thread writes at every fork and join, on a line of its own.
@@ -192,7 +190,6 @@ impl Team {
             hidden: false,
             tasks: crate::task::pool::TaskPool::new(1),
             implicit: Box::new([CachePadded::new(Task::implicit())]),
-            implicit_tool: Box::new([crate::tool::ToolData::new()]),
             tool: crate::tool::ToolData::new(),
             primary: CachePadded::new(PrimaryOnly { epochs: Vec::new(), cg_reserved: 0 }),
         }
@@ -210,12 +207,12 @@ impl Team {
 
     /// The tool's word of member `tid`'s implicit task.
     pub fn implicit_tool_data(&self, tid: u32) -> *mut u64 {
-        self.implicit_tool[(tid as usize).min(self.implicit_tool.len() - 1)].as_ptr()
+        self.implicit[(tid as usize).min(self.implicit.len() - 1)].head.tool.as_ptr()
     }
 
     /// The implicit task of member `tid`.
     #[inline]
-    pub(crate) fn implicit_task(&self, tid: u32) -> *const Task {
+    pub fn implicit_task(&self, tid: u32) -> *const Task {
         &*self.implicit[(tid as usize).min(self.implicit.len() - 1)]
     }
 

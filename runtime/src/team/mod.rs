@@ -27,7 +27,7 @@ use crossbeam_utils::CachePadded;
 pub use descriptor::{Job, Outlined, Team};
 pub(crate) use descriptor::{Member, set};
 pub use fork_state::Strict;
-use oxiomp_instrument::{State, ToolEvent, parallel_flags};
+use oxiomp_instrument::{State, SyncPoint, ToolEvent, parallel_flags, sync_kind};
 
 impl Member {
     /// The member that `desc`'s thread is.
@@ -63,7 +63,6 @@ impl Team {
         t.ring = crate::worksharing::dispatch::Ring::new(n);
         t.tasks = crate::task::pool::TaskPool::new(n);
         t.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
-        t.implicit_tool = (0..n).map(|_| crate::tool::ToolData::new()).collect();
         t.cg_own = AtomicU32::new(n);
         let t: &'static mut Team = Box::leak(t);
         t.cg = &t.cg_own;
@@ -108,28 +107,41 @@ impl Team {
 
     /// The team's barrier for member `th` (the current team): completes only when every
     /// member has arrived and every task of the team is complete; waiting members run tasks.
+    /// A barrier the runtime itself needs (a tool is told of an implementation barrier).
     #[inline]
     pub fn barrier(&self, th: Thread) {
+        self.barrier_as(th, sync_kind::BARRIER_IMPLEMENTATION);
+    }
+
+    /// [`barrier`](Self::barrier), a tool being told it is one of `kind` (OMPT's
+    /// `ompt_sync_region_t`: explicit, implicit at a worksharing construct's end, ...).
+    #[inline]
+    pub fn barrier_as(&self, th: Thread, kind: u32) {
         if crate::query::cancellation_on() {
             // A member that left a cancelled region never arrives: see `barrier`'s protocol.
-            self.cancel_barrier(th);
+            self.cancel_barrier_as(th, kind);
             return;
         }
         oxiomp_instrument::barrier_plain_enter();
+        oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::BeginWait });
         let tid = th.tid() as usize;
         crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
         let spinning = self.barrier.wait_helping(th.tid(), &mut crate::task::BarrierHelp::new(th));
+        oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::WaitDoneEnd });
         crate::barrier::trace_end(State::BarrierPlain, spinning);
     }
 
-    /// A cancellation barrier (`__kmpc_cancel_barrier`) for member `th`: true, on every member
-    /// leaving this episode alike, when the region was cancelled (see `barrier`'s protocol).
-    pub fn cancel_barrier(&self, th: Thread) -> bool {
+    /// A cancellation barrier (`__kmpc_cancel_barrier`) for member `th`, a tool being told it
+    /// is one of `kind`: true, on every member leaving this episode alike, when the region was
+    /// cancelled (see `barrier`'s protocol).
+    pub fn cancel_barrier_as(&self, th: Thread, kind: u32) -> bool {
         oxiomp_instrument::barrier_plain_enter();
+        oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::BeginWait });
         let tid = th.tid();
         crate::task::drain(th, std::iter::once(&*self.implicit[tid as usize]));
         let (cancelled, spinning) =
             self.barrier.wait_cancellable(tid, &mut crate::task::BarrierHelp::new(th));
+        oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::WaitDoneEnd });
         crate::barrier::trace_end(State::BarrierPlain, spinning);
         cancelled
     }
@@ -181,7 +193,6 @@ impl Team {
             self.ring = crate::worksharing::dispatch::Ring::new(n as u32);
             self.tasks = crate::task::pool::TaskPool::new(n as u32);
             self.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
-            self.implicit_tool = (0..n).map(|_| crate::tool::ToolData::new()).collect();
         }
         self.primary.epochs.resize(n, 0);
         self.tasks.set_alone(crate::sync::WaitPolicy::oversubscribed());

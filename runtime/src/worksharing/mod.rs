@@ -10,10 +10,11 @@ pub mod static_sched;
 
 use std::ffi::c_void;
 
+use crate::lock::CriticalName;
 use crate::thread::Thread;
 pub use dispatch::Chunk;
 pub(crate) use dispatch::strip_modifiers;
-use oxiomp_instrument::Event;
+use oxiomp_instrument::{Event, MutexOp, SyncPoint, ToolEvent, mutex_kind, sync_kind};
 pub use reduction::{Method, ReduceFn};
 pub use static_sched::StaticChunk;
 
@@ -246,14 +247,20 @@ pub fn dispatch_deinit(th: Thread) {
     th.ws_state().with_cursor(|c| th.team().ring().leave(c));
 }
 
-/// `__kmpc_ordered`.
+/// `__kmpc_ordered`. A tool is told of a mutex named by the team (the loop's ordered
+/// sections exclude each other).
 pub fn ordered_enter(th: Thread) {
+    let id = th.team() as *const crate::team::Team as usize;
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::ORDERED, id);
     th.ws_state().with_cursor(|c| th.team().ring().ordered_enter(c));
+    oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::ORDERED, id);
 }
 
 /// `__kmpc_end_ordered`.
 pub fn ordered_exit(th: Thread) {
     th.ws_state().with_cursor(|c| th.team().ring().ordered_exit(c));
+    let id = th.team() as *const crate::team::Team as usize;
+    oxiomp_instrument::mutex(MutexOp::Released, mutex_kind::ORDERED, id);
 }
 
 /// `__kmpc_dispatch_fini_*`: one iteration of an ordered loop is done.
@@ -261,13 +268,58 @@ pub fn dispatch_fini(th: Thread) {
     th.ws_state().with_cursor(|c| th.team().ring().iteration_done(c));
 }
 
-/// `__kmpc_reduce[_nowait]`: see [`reduction`].
+/// `__kmpc_reduce[_nowait]`: see [`reduction`]. With a tool attached, every thread combines
+/// its own values into the originals under `lock` (the compiler's lock for the reduction),
+/// which a tool sees as a critical section around a reduction region (the tree reads other
+/// threads' partial results, and the atomic method updates them, ordered by nothing a tool
+/// is told of).
 ///
 /// # Safety
 /// `data` is the calling thread's reduce list for `func`, valid until this returns.
-pub unsafe fn reduce(th: Thread, flags: i32, data: *mut c_void, func: ReduceFn) -> Method {
+pub unsafe fn reduce(
+    th: Thread,
+    flags: i32,
+    data: *mut c_void,
+    func: ReduceFn,
+    lock: &CriticalName,
+) -> Result<Method, crate::error::Misuse> {
+    if oxiomp_instrument::tool_attached() {
+        return reduce_told(th, lock);
+    }
     // SAFETY: forwarded from the caller.
-    unsafe { th.team().exchange().reduce(th.tid(), flags, data, func) }
+    Ok(unsafe { th.team().exchange().reduce(th.tid(), flags, data, func) })
+}
+
+/// [`reduce`] with a tool attached: the thread combines under `lock`, released by
+/// [`end_reduce`].
+#[cold]
+#[inline(never)]
+fn reduce_told(th: Thread, lock: &CriticalName) -> Result<Method, crate::error::Misuse> {
+    let id = lock as *const CriticalName as usize;
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::CRITICAL, id);
+    lock.enter(th.gtid())?;
+    oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::CRITICAL, id);
+    oxiomp_instrument::tool(|| ToolEvent::Sync { kind: sync_kind::REDUCTION, point: SyncPoint::Begin });
+    Ok(Method::Combine)
+}
+
+/// `__kmpc_end_reduce[_nowait]`: after the combination [`reduce`] asked for; releases the
+/// lock if `reduce` took it (a tool is attached).
+pub fn end_reduce(th: Thread, lock: &CriticalName) -> Result<(), crate::error::Misuse> {
+    if oxiomp_instrument::tool_attached() && lock.held_by(th.gtid()) {
+        return end_reduce_told(th, lock);
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn end_reduce_told(th: Thread, lock: &CriticalName) -> Result<(), crate::error::Misuse> {
+    oxiomp_instrument::tool(|| ToolEvent::Sync { kind: sync_kind::REDUCTION, point: SyncPoint::End });
+    lock.exit(th.gtid())?;
+    let id = lock as *const CriticalName as usize;
+    oxiomp_instrument::mutex(MutexOp::Released, mutex_kind::CRITICAL, id);
+    Ok(())
 }
 
 /// `__kmpc_copyprivate_light`: the thread that ran the single passes a non-null `data`; after
@@ -335,14 +387,14 @@ pub fn cancellation_point(th: Thread, kind: i32) -> bool {
     }
 }
 
-/// `__kmpc_cancel_barrier`: a barrier; true on every thread leaving it if the region was
-/// cancelled (see `barrier`'s cancellation protocol).
-pub fn cancel_barrier(th: Thread) -> bool {
+/// `__kmpc_cancel_barrier`: a barrier (a tool told it is one of `kind`); true on every thread
+/// leaving it if the region was cancelled (see `barrier`'s cancellation protocol).
+pub fn cancel_barrier(th: Thread, kind: u32) -> bool {
     if !crate::query::cancellation_on() {
-        th.team().barrier(th);
+        th.team().barrier_as(th, kind);
         return false;
     }
-    th.team().cancel_barrier(th)
+    th.team().cancel_barrier_as(th, kind)
 }
 
 /// `__kmpc_doacross_init`: joins (or, first of the team, creates) the doacross state of the

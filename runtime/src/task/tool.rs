@@ -1,0 +1,100 @@
+//! What a tool interface (OMPT) is told of explicit tasks: their creation and dependences, and
+//! each switch of a thread from one task to another (`ToolEvent`s; tasks are named by their
+//! descriptors' addresses). Each function is one instrumentation point: a load of the cached
+//! tracing flag while nothing listens.
+
+use oxiomp_instrument::{ToolEvent, task_flags, task_status};
+
+use super::descriptor::{final_bits, flags};
+use super::{Dep, Task};
+
+/// Task `t` is generated (submitted for the first time), with dependences `deps`.
+#[inline(always)]
+pub(super) fn created(t: &Task, deps: &[Dep]) {
+    if oxiomp_instrument::enabled() {
+        tell_created(t, deps);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn tell_created(t: &Task, deps: &[Dep]) {
+    let task = t as *const Task as usize;
+    oxiomp_instrument::tool(|| ToolEvent::TaskCreate {
+        task,
+        flags: flags_of(t),
+        has_deps: !deps.is_empty(),
+    });
+    if !deps.is_empty() {
+        oxiomp_instrument::tool(|| ToolEvent::Dependences {
+            task,
+            list: deps.as_ptr() as usize,
+            n: deps.len() as u32,
+        });
+    }
+}
+
+/// OMPT's flags (`ompt_task_flag_t`) of explicit task `t`.
+pub fn flags_of(t: &Task) -> u32 {
+    let mut f = task_flags::EXPLICIT;
+    if t.head.flags & flags::TIED == 0 {
+        f |= task_flags::UNTIED;
+    }
+    if t.head.is_final & final_bits::FINAL != 0 {
+        f |= task_flags::FINAL;
+    }
+    if t.rest.if0.get() || t.head.is_final & final_bits::INCLUDED != 0 {
+        f |= task_flags::UNDEFERRED;
+    }
+    f
+}
+
+/// The calling thread leaves task `prior` for `next` (`status`).
+#[inline(always)]
+fn schedule(prior: *const Task, status: u32, next: *const Task) {
+    oxiomp_instrument::tool(|| ToolEvent::TaskSchedule {
+        prior: prior as usize,
+        status,
+        next: next as usize,
+    });
+}
+
+/// The calling thread suspends `prev` to run `t` (nothing when `t` goes on running: the
+/// nested later part of an untied if(0) task).
+#[inline(always)]
+pub(super) fn switched(prev: *const Task, t: &Task) {
+    if !std::ptr::eq(prev, t) {
+        schedule(prev, task_status::SWITCH, t);
+    }
+}
+
+/// The body of `t` returned to `prev` for the last time: it completes, unless it waits for
+/// its detach event (`finish::complete` tells that case, when it knows).
+#[inline(always)]
+pub(super) fn body_done(t: &Task, prev: *const Task) {
+    if !std::ptr::eq(prev, t) && t.head.flags & flags::DETACHABLE == 0 {
+        schedule(t, task_status::COMPLETE, prev);
+    }
+}
+
+/// `t`, cancelled before it started, ends without running; the thread goes back to `prev`.
+#[inline(always)]
+pub(super) fn cancelled(t: &Task, prev: *const Task) {
+    schedule(t, task_status::CANCEL, prev);
+}
+
+/// The body of detachable task `t` returned to `next`: `fulfilled` says whether its event
+/// was fulfilled already (then it completes), else it waits for it.
+#[inline(always)]
+pub(super) fn detach_body_done(t: &Task, fulfilled: bool, next: *const Task) {
+    let status = if fulfilled { task_status::COMPLETE } else { task_status::DETACH };
+    schedule(t, status, next);
+}
+
+/// The event of detachable task `t` is fulfilled: before its body ended (`early`), or after
+/// (then it completes now).
+#[inline(always)]
+pub(super) fn fulfilled(t: &Task, early: bool) {
+    let status = if early { task_status::EARLY_FULFILL } else { task_status::LATE_FULFILL };
+    schedule(t, status, std::ptr::null());
+}
