@@ -311,6 +311,7 @@ c_tests! {
     num_threads_list,
     ompt_parallel,
     ompt_tasks,
+    ompt_work,
     parallel_basic,
     pause_bind,
     pause_resource,

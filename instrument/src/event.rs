@@ -77,6 +77,27 @@ pub enum ToolEvent {
     /// A mutual-exclusion operation `op` on the mutex at address `wait_id`, of `kind` (OMPT's
     /// `ompt_mutex_t`, [`mutex_kind`]).
     Mutex { op: MutexOp, kind: u32, wait_id: usize },
+    /// Task `sink` (just generated) depends on its sibling `src`, not complete yet (task
+    /// addresses).
+    TaskDependence { src: usize, sink: usize },
+    /// The calling thread begins (`begin`) or ends a worksharing construct of `kind` (OMPT's
+    /// `ompt_work_t`, [`work_kind`]) that the trace has no event of (the trace's own,
+    /// [`Event::WorksharingBegin`] and [`Event::WorksharingEnd`], are a tool's too); `count`:
+    /// its amount of work, when known (0 otherwise).
+    Work { kind: u32, begin: bool, count: u64 },
+    /// The calling thread takes a chunk of `iterations` iterations from `start` of a
+    /// worksharing loop.
+    Chunk { start: u64, iterations: u64 },
+    /// The calling thread begins (`begin`) or ends the block of a `masked` construct.
+    Masked { begin: bool },
+    /// The calling thread performs a `flush`.
+    Flush,
+    /// A cancellation, `flags` as OMPT's `ompt_cancel_flag_t` ([`cancel_flags`]), of task
+    /// `task` (0: the calling thread's current task).
+    Cancel { flags: u32, task: usize },
+    /// An `error` directive, of `severity` (1 warning, 2 fatal), with the `len` bytes of text
+    /// at address `message` (alive while the event is dispatched).
+    Error { severity: u32, message: usize, len: usize },
 }
 
 /// Where a synchronisation region is ([`ToolEvent::Sync`]).
@@ -149,6 +170,29 @@ pub mod mutex_kind {
     pub const CRITICAL: u32 = 5;
     pub const ATOMIC: u32 = 6;
     pub const ORDERED: u32 = 7;
+}
+
+/// OMPT's `ompt_work_t` values ([`ToolEvent::Work`]).
+pub mod work_kind {
+    pub const SECTIONS: u32 = 2;
+    pub const SINGLE_EXECUTOR: u32 = 3;
+    pub const SINGLE_OTHER: u32 = 4;
+    pub const DISTRIBUTE: u32 = 6;
+    pub const TASKLOOP: u32 = 7;
+    pub const SCOPE: u32 = 8;
+    pub const LOOP_STATIC: u32 = 10;
+    pub const LOOP_DYNAMIC: u32 = 11;
+}
+
+/// OMPT's `ompt_cancel_flag_t` bits ([`ToolEvent::Cancel`]).
+pub mod cancel_flags {
+    pub const PARALLEL: u32 = 0x01;
+    pub const SECTIONS: u32 = 0x02;
+    pub const LOOP: u32 = 0x04;
+    pub const TASKGROUP: u32 = 0x08;
+    pub const ACTIVATED: u32 = 0x10;
+    pub const DETECTED: u32 = 0x20;
+    pub const DISCARDED_TASK: u32 = 0x40;
 }
 
 /// OMPT's `ompt_task_flag_t` bits of an explicit task ([`ToolEvent::TaskCreate`]).

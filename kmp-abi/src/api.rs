@@ -273,10 +273,12 @@ pub unsafe extern "C" fn ompc_capture_affinity(
     unsafe { copy_out(&oxiomp_runtime::affinity_format::capture(&text(format)), buf, size) }
 }
 
-/// No tool is attached (OMPT is not implemented yet): the `notool` result (-2).
+/// The attached tool's answer to `command` (its `control_tool` callback's), or -2
+/// (`omp_control_tool_notool`) without a tool, -1 (`omp_control_tool_nocallback`) if the tool
+/// registered no such callback.
 #[unsafe(no_mangle)]
-pub extern "C" fn omp_control_tool(_command: c_int, _modifier: c_int, _arg: *mut std::ffi::c_void) -> c_int {
-    -2
+pub extern "C" fn omp_control_tool(command: c_int, modifier: c_int, arg: *mut std::ffi::c_void) -> c_int {
+    crate::ompt::control_tool(command, modifier, arg)
 }
 
 // Interop objects (OpenMP 5.1 `interop` construct) come from a device runtime; this one is

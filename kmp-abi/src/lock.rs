@@ -34,6 +34,12 @@ fn gtid() -> i32 {
     Thread::current().gtid()
 }
 
+/// Registers the calling thread (the runtime, and a tool, start at a program's first OpenMP
+/// call, a lock's initialisation included: the tool is told of the lock).
+fn start() {
+    let _ = Thread::current();
+}
+
 /// The lock behind a pointer the program passed, or a fatal report naming the call.
 fn simple<'a>(call: &str, lock: *mut OmpLock) -> &'a LockWord {
     // SAFETY: the program passes the address of its omp_lock_t: 8 bytes, 8-aligned (omp.h
@@ -57,6 +63,7 @@ fn nest<'a>(call: &str, lock: *mut OmpNestLock) -> &'a NestLock {
 /// `lock` points to an `omp_lock_t`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_init_lock(lock: *mut OmpLock) {
+    start();
     simple("omp_init_lock", lock).init();
     oxiomp_instrument::mutex(MutexOp::Init, mutex_kind::LOCK, lock as usize);
 }
@@ -66,6 +73,7 @@ pub unsafe extern "C" fn omp_init_lock(lock: *mut OmpLock) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_init_lock_with_hint(lock: *mut OmpLock, hint: c_int) {
     check_hint("omp_init_lock_with_hint", hint);
+    start();
     simple("omp_init_lock_with_hint", lock).init();
     oxiomp_instrument::mutex(MutexOp::Init, mutex_kind::LOCK, lock as usize);
 }
@@ -168,6 +176,7 @@ pub unsafe extern "C" fn omp_init_nest_lock(lock: *mut OmpNestLock) {
     if lock.is_null() {
         fatal("omp_init_nest_lock", "the lock pointer is null");
     }
+    start();
     let n = Box::into_raw(Box::new(NestLock::new()));
     // SAFETY: `lock` points to the program's omp_nest_lock_t (one pointer).
     unsafe { *lock = n };

@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use oxiomp_instrument::{MutexOp, State, mutex_kind};
+use oxiomp_instrument::{MutexOp, State, ToolEvent, cancel_flags, mutex_kind, work_kind};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::lock::CriticalName;
 use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
@@ -18,6 +18,7 @@ pub extern "C" fn __kmpc_barrier(loc: *const Ident, gtid: i32) {
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_flush(_loc: *const Ident) {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    oxiomp_instrument::tool(|| ToolEvent::Flush);
 }
 
 /// `single`: 1 for the one thread that executes the block.
@@ -30,6 +31,10 @@ pub extern "C" fn __kmpc_single(loc: *const Ident, gtid: i32) -> i32 {
             loc as usize,
             State::Single,
         );
+    } else {
+        // The others' part of the construct (the trace has none): a tool sees it begin and end.
+        oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SINGLE_OTHER, begin: true, count: 1 });
+        oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SINGLE_OTHER, begin: false, count: 1 });
     }
     won as i32
 }
@@ -42,20 +47,32 @@ pub extern "C" fn __kmpc_end_single(_loc: *const Ident, _gtid: i32) {
 /// `master`: 1 on the primary thread.
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_master(_loc: *const Ident, gtid: i32) -> i32 {
-    (Thread::from_gtid(gtid).tid() == 0) as i32
+    let mine = Thread::from_gtid(gtid).tid() == 0;
+    if mine {
+        oxiomp_instrument::tool(|| ToolEvent::Masked { begin: true });
+    }
+    mine as i32
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_master(_loc: *const Ident, _gtid: i32) {}
+pub extern "C" fn __kmpc_end_master(_loc: *const Ident, _gtid: i32) {
+    oxiomp_instrument::tool(|| ToolEvent::Masked { begin: false });
+}
 
 /// `masked filter(f)`: 1 on thread `f`.
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_masked(_loc: *const Ident, gtid: i32, filter: i32) -> i32 {
-    (Thread::from_gtid(gtid).tid() as i32 == filter) as i32
+    let mine = Thread::from_gtid(gtid).tid() as i32 == filter;
+    if mine {
+        oxiomp_instrument::tool(|| ToolEvent::Masked { begin: true });
+    }
+    mine as i32
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_end_masked(_loc: *const Ident, _gtid: i32) {}
+pub extern "C" fn __kmpc_end_masked(_loc: *const Ident, _gtid: i32) {
+    oxiomp_instrument::tool(|| ToolEvent::Masked { begin: false });
+}
 
 /// # Safety
 /// `crit` points to the compiler's zero-initialised 32-byte `kmp_critical_name`.
@@ -240,17 +257,41 @@ pub extern "C" fn __kmpc_copyprivate_light(_loc: *const Ident, gtid: i32, data: 
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_cancel(_loc: *const Ident, gtid: i32, kind: i32) -> i32 {
-    ws::cancel(Thread::from_gtid(gtid), kind) as i32
+    let activated = ws::cancel(Thread::from_gtid(gtid), kind);
+    if activated {
+        cancel_tool(cancel_flags::ACTIVATED, kind);
+    }
+    activated as i32
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_cancellationpoint(_loc: *const Ident, gtid: i32, kind: i32) -> i32 {
-    ws::cancellation_point(Thread::from_gtid(gtid), kind) as i32
+    let detected = ws::cancellation_point(Thread::from_gtid(gtid), kind);
+    if detected {
+        cancel_tool(cancel_flags::DETECTED, kind);
+    }
+    detected as i32
+}
+
+/// Tells a tool of a cancellation (`how`: activated or detected) of construct `kind` (clang's
+/// `kmp_cancel_kind_t`: 1 parallel, 2 loop, 3 sections, 4 taskgroup).
+fn cancel_tool(how: u32, kind: i32) {
+    let what = match kind {
+        1 => cancel_flags::PARALLEL,
+        2 => cancel_flags::LOOP,
+        3 => cancel_flags::SECTIONS,
+        _ => cancel_flags::TASKGROUP,
+    };
+    oxiomp_instrument::tool(|| ToolEvent::Cancel { flags: how | what, task: 0 });
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_cancel_barrier(loc: *const Ident, gtid: i32) -> i32 {
-    ws::cancel_barrier(Thread::from_gtid(gtid), Ident::barrier_kind(loc)) as i32
+    let cancelled = ws::cancel_barrier(Thread::from_gtid(gtid), Ident::barrier_kind(loc));
+    if cancelled {
+        cancel_tool(cancel_flags::DETECTED, 1);
+    }
+    cancelled as i32
 }
 
 /// A split barrier: everybody arrives; the primary thread returns 1 at once and runs its block,
@@ -289,6 +330,11 @@ pub extern "C" fn __kmpc_barrier_master_nowait(loc: *const Ident, gtid: i32) -> 
 pub unsafe extern "C" fn __kmpc_error(loc: *const Ident, severity: i32, message: *const std::ffi::c_char) {
     // SAFETY: per the contract.
     let msg = unsafe { crate::c_message(message) };
+    oxiomp_instrument::tool(|| ToolEvent::Error {
+        severity: if severity == 1 { 1 } else { 2 },
+        message: msg.as_ptr() as usize,
+        len: msg.len(),
+    });
     let at = Ident::location(loc);
     if severity == 1 {
         oxiomp_runtime::stderr_line(format_args!("oxiomp: warning: {at}: user-directed warning: {msg}"));

@@ -8,8 +8,6 @@
 // oxiomp-test: threads=none
 #include <omp-tools.h>
 #include <omp.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,43 +19,11 @@ static const char *names[] = {"?", "create", "schedule", "dependences", "sync_be
                               "wait_end", "reduction_begin", "reduction_end", "acquire", "acquired", "released",
                               "lock_init", "lock_destroy", "nest_begin", "nest_end", "mark"};
 
-typedef struct {
-    int kind;
-    uint64_t thread;  // the recording thread's number (its thread data)
-    uint64_t a, b, c; // per kind: see the callbacks
-} ev_t;
-
+#define TOOL_NAME "ompt_tasks"
 #define MAX_EV 65536
-static ev_t evs[MAX_EV];
-static int nev;
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t next_id = 1;
-static int failures;
-static ompt_get_thread_data_t get_thread_data;
+#include "ompt_record.h"
+
 static ompt_get_task_info_t get_task_info;
-
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "ompt_tasks: line %d: check failed: %s: ", __LINE__, #cond);      \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
-
-static uint64_t fresh(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
-
-static void rec(int kind, uint64_t a, uint64_t b, uint64_t c) {
-    ompt_data_t *d = get_thread_data();
-    uint64_t t = d ? d->value : 0;
-    pthread_mutex_lock(&mu);
-    if (nev < MAX_EV)
-        evs[nev++] = (ev_t){kind, t, a, b, c};
-    pthread_mutex_unlock(&mu);
-}
-
-static uint64_t val(ompt_data_t *d) { return d ? d->value : 0; }
 
 static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data) {
     (void)type;
@@ -136,10 +102,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
     ompt_set_callback_t set_callback = (ompt_set_callback_t)lookup("ompt_set_callback");
     get_thread_data = (ompt_get_thread_data_t)lookup("ompt_get_thread_data");
     get_task_info = (ompt_get_task_info_t)lookup("ompt_get_task_info");
-    struct {
-        ompt_callbacks_t which;
-        ompt_callback_t f;
-    } cbs[] = {
+    callback_t cbs[] = {
         {ompt_callback_thread_begin, (ompt_callback_t)on_thread_begin},
         {ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task},
         {ompt_callback_task_create, (ompt_callback_t)on_task_create},
@@ -155,22 +118,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
         {ompt_callback_lock_destroy, (ompt_callback_t)on_lock_destroy},
         {ompt_callback_nest_lock, (ompt_callback_t)on_nest_lock},
     };
-    for (unsigned i = 0; i < sizeof cbs / sizeof cbs[0]; i++) {
-        int r = set_callback(cbs[i].which, cbs[i].f);
-        if (r != ompt_set_always) {
-            fprintf(stderr, "ompt_tasks: set_callback(%d) returned %d\n", cbs[i].which, r);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void tool_finalize(ompt_data_t *tool_data) { (void)tool_data; }
-
-ompt_start_tool_result_t *ompt_start_tool(unsigned omp_version, const char *runtime_version) {
-    (void)omp_version, (void)runtime_version;
-    static ompt_start_tool_result_t result = {tool_initialize, tool_finalize, {0}};
-    return &result;
+    return register_all(set_callback, cbs, sizeof cbs / sizeof cbs[0]);
 }
 
 /// Marks the start of a section of the event list (returns its index).

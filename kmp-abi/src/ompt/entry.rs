@@ -124,10 +124,16 @@ unsafe extern "C" fn get_callback(which: c_int, callback: *mut usize) -> c_int {
     1
 }
 
+/// Whether the calling thread may answer a tool's inquiry about itself: a tool is active and
+/// the thread is the runtime's (libomp answers as if there were no region otherwise).
+fn inquiring() -> Option<Thread> {
+    Thread::peek().filter(|_| oxiomp_instrument::tool_attached())
+}
+
 /// `ompt_get_thread_data`: the calling thread's data, or null for a thread the runtime does
-/// not know.
+/// not know (or with no tool active).
 extern "C" fn get_thread_data() -> *mut Data {
-    Thread::peek().map_or(std::ptr::null_mut(), |th| th.desc().tool.as_ptr())
+    inquiring().map_or(std::ptr::null_mut(), |th| th.desc().tool.as_ptr())
 }
 
 /// `ompt_get_parallel_info`: the region `ancestor_level` levels out from the calling thread's
@@ -138,7 +144,7 @@ unsafe extern "C" fn get_parallel_info(
     data: *mut *mut Data,
     size: *mut c_int,
 ) -> c_int {
-    let Some(th) = Thread::peek() else { return 0 };
+    let Some(th) = inquiring() else { return 0 };
     let Ok(mut up) = u32::try_from(ancestor_level) else { return 0 };
     let mut team: *const oxiomp_runtime::team::Team = th.team();
     while up > 0 && !team.is_null() {
@@ -177,7 +183,7 @@ unsafe extern "C" fn get_task_info(
     parallel_data: *mut *mut Data,
     thread_num: *mut c_int,
 ) -> c_int {
-    let Some(th) = Thread::peek() else { return 0 };
+    let Some(th) = inquiring() else { return 0 };
     let Ok(mut up) = u32::try_from(ancestor_level) else { return 0 };
     let mut task: *const Task = oxiomp_runtime::task::current(th);
     let mut tid = th.tid();
@@ -321,13 +327,14 @@ unsafe extern "C" fn enumerate_states(current: c_int, next: *mut c_int, name: *m
 }
 
 /// `ompt_get_state`: what the calling thread is doing, from the state the runtime keeps for
-/// debuggers (work, idle, overhead, a barrier); no wait id (0).
+/// debuggers (work, idle, overhead, a barrier); no wait id (0). A thread that is not the
+/// runtime's works serially (as libomp answers: `ompt_state_work_serial`).
 unsafe extern "C" fn get_state(wait_id: *mut u64) -> c_int {
     if !wait_id.is_null() {
         // SAFETY: the tool passes a pointer to a wait id variable.
         unsafe { wait_id.write(0) };
     }
-    let Some(th) = Thread::peek() else { return STATE_UNDEFINED };
+    let Some(th) = Thread::peek() else { return 0x000 };
     // Relaxed: a state for display, written by the thread itself.
     match th.desc().state.load(Ordering::Relaxed) {
         s if s == ThreadState::Idle as u32 => 0x100,
@@ -390,7 +397,12 @@ unsafe extern "C" fn get_partition_place_nums(n: c_int, nums: *mut c_int) -> c_i
 }
 
 /// `ompt_get_proc_id`: the CPU the calling thread runs on (-1 if unknown).
+/// `ompt_get_proc_id`: the CPU the calling thread runs on, or -1 on a thread that is not the
+/// runtime's or with no tool active.
 extern "C" fn get_proc_id() -> c_int {
+    if !oxiomp_instrument::tool_attached() || Thread::peek().is_none() {
+        return -1;
+    }
     // SAFETY: sched_getcpu has no preconditions.
     unsafe { libc::sched_getcpu() }
 }

@@ -3,24 +3,25 @@
 //! the runtime tells it what happens through the one event vocabulary (`oxiomp_instrument`'s
 //! `ToolEvent`s), which [`Dispatch`] turns into the callbacks.
 //!
-//! Supported: tool start-up and finalization, thread begin/end, parallel begin/end (active
-//! and serialized regions, leagues), implicit tasks (the initial task included) and the
-//! implicit barrier at a region's end (`sync_region` and `sync_region_wait`, registered as
-//! `ompt_set_sometimes`: the other synchronisation regions are not told yet). A callback
-//! outside that set is refused with `ompt_set_never` when the tool registers it.
+//! Every host callback of OpenMP 5.2 is dispatched ([`cb::ALWAYS`], [`cb::SOMETIMES`]); the
+//! runtime's paths with a tool attached are those whose synchronisation the tool is told of
+//! (see `docs/support.md`). The code addresses callbacks take are found by unwinding
+//! ([`codeptr`]). Not yet: frames.
 
+mod codeptr;
 mod entry;
 mod start;
 
 use std::cell::Cell;
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use oxiomp_instrument::{Event, MutexOp, Recorder, SyncPoint, ToolEvent, sync_kind};
+use oxiomp_instrument::{Event, MutexOp, Recorder, SyncPoint, ToolEvent, Worksharing, sync_kind, work_kind};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::task::{Access, Dep, Task};
 use oxiomp_runtime::team::Team;
 
+use codeptr::codeptr;
 pub(crate) use start::start;
 
 /// `ompt_data_t`: a tool's word (a value or a pointer).
@@ -44,16 +45,24 @@ mod cb {
     pub const TASK_CREATE: usize = 5;
     pub const TASK_SCHEDULE: usize = 6;
     pub const IMPLICIT_TASK: usize = 7;
+    pub const CONTROL_TOOL: usize = 11;
     pub const SYNC_REGION_WAIT: usize = 16;
     pub const MUTEX_RELEASED: usize = 17;
     pub const DEPENDENCES: usize = 18;
+    pub const TASK_DEPENDENCE: usize = 19;
+    pub const WORK: usize = 20;
+    pub const MASKED: usize = 21;
     pub const SYNC_REGION: usize = 23;
     pub const LOCK_INIT: usize = 24;
     pub const LOCK_DESTROY: usize = 25;
     pub const MUTEX_ACQUIRE: usize = 26;
     pub const MUTEX_ACQUIRED: usize = 27;
     pub const NEST_LOCK: usize = 28;
+    pub const FLUSH: usize = 29;
+    pub const CANCEL: usize = 30;
     pub const REDUCTION: usize = 31;
+    pub const DISPATCH: usize = 32;
+    pub const ERROR: usize = 37;
     /// The highest callback number of OpenMP 5.2 (`ompt_callback_error`).
     pub const LAST: usize = 37;
     /// The callbacks dispatched for every event of their kind (`ompt_set_always`).
@@ -75,9 +84,18 @@ mod cb {
         MUTEX_ACQUIRED,
         NEST_LOCK,
         REDUCTION,
+        CONTROL_TOOL,
+        MASKED,
+        FLUSH,
+        CANCEL,
+        ERROR,
     ];
-    /// The callbacks dispatched for some of their events (`ompt_set_sometimes`).
-    pub const SOMETIMES: &[usize] = &[];
+    /// The callbacks dispatched for some of their events (`ompt_set_sometimes`): `work` (not
+    /// for `scope` or `workshare`; guided and runtime-scheduled loops are told as dynamic),
+    /// `dispatch` (the chunks of dynamically scheduled loops only), `task_dependence` (not
+    /// through the runtime's join nodes, which stand for a finished group of concurrent
+    /// accessors of an address).
+    pub const SOMETIMES: &[usize] = &[WORK, DISPATCH, TASK_DEPENDENCE];
 }
 
 /// `ompt_thread_t`.
@@ -119,6 +137,14 @@ type TaskScheduleFn = unsafe extern "C" fn(*mut Data, i32, *mut Data);
 type MutexAcquireFn = unsafe extern "C" fn(i32, u32, u32, u64, *const c_void);
 type MutexFn = unsafe extern "C" fn(i32, u64, *const c_void);
 type NestLockFn = unsafe extern "C" fn(i32, u64, *const c_void);
+type TaskDependenceFn = unsafe extern "C" fn(*mut Data, *mut Data);
+type WorkFn = unsafe extern "C" fn(i32, i32, *mut Data, *mut Data, u64, *const c_void);
+type DispatchFn = unsafe extern "C" fn(*mut Data, *mut Data, i32, Data);
+type MaskedFn = unsafe extern "C" fn(i32, *mut Data, *mut Data, *const c_void);
+type FlushFn = unsafe extern "C" fn(*mut Data, *const c_void);
+type CancelFn = unsafe extern "C" fn(*mut Data, i32, *const c_void);
+type ErrorFn = unsafe extern "C" fn(i32, *const c_char, usize, *const c_void);
+type ControlToolFn = unsafe extern "C" fn(u64, u64, *mut c_void, *const c_void) -> i32;
 
 /// What a worker still owes the tool when it arrives at a region's closing barrier: the
 /// barrier's end and its implicit task's end, told when the worker learns that the barrier
@@ -148,8 +174,11 @@ pub(crate) struct Dispatch;
 impl Recorder for Dispatch {
     fn record(&self, events: &[Event]) {
         for e in events {
-            if let Event::Tool(t) = e {
-                dispatch(*t);
+            match *e {
+                Event::Tool(t) => dispatch(t),
+                Event::WorksharingBegin { kind, .. } => work(work_kind_of(kind), true, work_count(kind)),
+                Event::WorksharingEnd(kind) => work(work_kind_of(kind), false, work_count(kind)),
+                _ => {}
             }
         }
     }
@@ -220,7 +249,7 @@ pub(super) fn dispatch(e: ToolEvent) {
                 let enc = current_task_data(th);
                 let frame = NO_FRAME.with(|f| f as *const Frame);
                 // SAFETY: as above.
-                unsafe { f(enc, frame, data, requested, flags as i32, std::ptr::null()) };
+                unsafe { f(enc, frame, data, requested, flags as i32, codeptr()) };
             }
         }
         ToolEvent::ParallelEnd { team: t, flags } => {
@@ -231,7 +260,7 @@ pub(super) fn dispatch(e: ToolEvent) {
                 // The primary is back in the encountering task.
                 let enc = current_task_data(th);
                 // SAFETY: as above.
-                unsafe { f(data, enc, flags as i32, std::ptr::null()) };
+                unsafe { f(data, enc, flags as i32, codeptr()) };
             }
         }
         ToolEvent::ImplicitTaskBegin { team: t, index, size, initial } => {
@@ -273,7 +302,7 @@ pub(super) fn dispatch(e: ToolEvent) {
             // SAFETY: the event's team (see `team`).
             let tm = unsafe { team(t) };
             let (pdata, tdata) = (tm.tool.as_ptr(), tm.implicit_tool_data(index));
-            sync_region(SCOPE_BEGIN, pdata, tdata);
+            sync_region(SCOPE_BEGIN, pdata, tdata, index == 0);
             if index != 0 {
                 // SAFETY: the implicit task's word, which only its thread's tool code uses now.
                 PENDING_DATA.with(|d| d.set(unsafe { tdata.read() }));
@@ -284,7 +313,7 @@ pub(super) fn dispatch(e: ToolEvent) {
             // SAFETY: the event's team (see `team`).
             let tm = unsafe { team(t) };
             let (pdata, tdata) = (tm.tool.as_ptr(), tm.implicit_tool_data(0));
-            sync_region(SCOPE_END, pdata, tdata);
+            sync_region(SCOPE_END, pdata, tdata, true);
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
                 // SAFETY: as above.
@@ -300,9 +329,7 @@ pub(super) fn dispatch(e: ToolEvent) {
             if let Some(f) = unsafe { callback::<TaskCreateFn>(cb::TASK_CREATE) } {
                 let frame = NO_FRAME.with(|f| f as *const Frame);
                 // SAFETY: as above.
-                unsafe {
-                    f(current_task_data(th), frame, data, flags as i32, has_deps as i32, std::ptr::null())
-                };
+                unsafe { f(current_task_data(th), frame, data, flags as i32, has_deps as i32, codeptr()) };
             }
         }
         ToolEvent::Dependences { task, list, n } => {
@@ -325,6 +352,109 @@ pub(super) fn dispatch(e: ToolEvent) {
         }
         ToolEvent::Sync { kind, point } => sync(th, kind, point),
         ToolEvent::Mutex { op, kind, wait_id } => mutex(op, kind, wait_id),
+        ToolEvent::TaskDependence { src, sink } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<TaskDependenceFn>(cb::TASK_DEPENDENCE) } {
+                // SAFETY: the event's tasks, alive while it is dispatched.
+                unsafe { f(task_data(src), task_data(sink)) };
+            }
+        }
+        ToolEvent::Work { kind, begin, count } => work(kind, begin, count),
+        ToolEvent::Chunk { start, iterations } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<DispatchFn>(cb::DISPATCH) } {
+                let chunk = DispatchChunk { start, iterations };
+                let instance = &chunk as *const DispatchChunk as Data;
+                // SAFETY: as above; the chunk outlives the call.
+                unsafe {
+                    f(th.team().tool.as_ptr(), current_task_data(th), DISPATCH_WS_LOOP_CHUNK, instance)
+                };
+            }
+        }
+        ToolEvent::Masked { begin } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<MaskedFn>(cb::MASKED) } {
+                let endpoint = if begin { SCOPE_BEGIN } else { SCOPE_END };
+                // SAFETY: as above.
+                unsafe { f(endpoint, th.team().tool.as_ptr(), current_task_data(th), codeptr()) };
+            }
+        }
+        ToolEvent::Flush => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<FlushFn>(cb::FLUSH) } {
+                // SAFETY: as above.
+                unsafe { f(th.desc().tool.as_ptr(), codeptr()) };
+            }
+        }
+        ToolEvent::Cancel { flags, task } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<CancelFn>(cb::CANCEL) } {
+                // SAFETY: the event's task (0: the current one), alive while it is dispatched.
+                let data = if task == 0 { current_task_data(th) } else { unsafe { task_data(task) } };
+                // SAFETY: as above.
+                unsafe { f(data, flags as i32, codeptr()) };
+            }
+        }
+        ToolEvent::Error { severity, message, len } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ErrorFn>(cb::ERROR) } {
+                // SAFETY: as above; the message is alive while the event is dispatched.
+                unsafe { f(severity as i32, message as *const c_char, len, codeptr()) };
+            }
+        }
+    }
+}
+
+/// `ompt_dispatch_ws_loop_chunk`.
+const DISPATCH_WS_LOOP_CHUNK: i32 = 3;
+
+/// `ompt_dispatch_chunk_t`.
+#[repr(C)]
+struct DispatchChunk {
+    start: u64,
+    iterations: u64,
+}
+
+/// The OMPT work type of a construct the trace names (`oxiomp_instrument::Worksharing`).
+fn work_kind_of(w: Worksharing) -> u32 {
+    match w {
+        Worksharing::ForStatic => work_kind::LOOP_STATIC,
+        Worksharing::ForDynamic => work_kind::LOOP_DYNAMIC,
+        Worksharing::Sections => work_kind::SECTIONS,
+        Worksharing::Single => work_kind::SINGLE_EXECUTOR,
+        Worksharing::Distribute => work_kind::DISTRIBUTE,
+    }
+}
+
+/// The amount of work a tool is told a construct the trace names has: a `single`'s one block
+/// (a loop's count is not known there: 0).
+fn work_count(w: Worksharing) -> u64 {
+    (w == Worksharing::Single) as u64
+}
+
+/// The calling thread begins (`begin`) or ends its part of a worksharing construct of OMPT
+/// work type `kind`.
+fn work(kind: u32, begin: bool, count: u64) {
+    let Some(th) = Thread::peek() else { return };
+    // SAFETY: the callback's registered type.
+    if let Some(f) = unsafe { callback::<WorkFn>(cb::WORK) } {
+        let endpoint = if begin { SCOPE_BEGIN } else { SCOPE_END };
+        // SAFETY: calling the tool's callback with its documented arguments.
+        unsafe { f(kind as i32, endpoint, th.team().tool.as_ptr(), current_task_data(th), count, codeptr()) };
+    }
+}
+
+/// `omp_control_tool`: the tool's answer (its `control_tool` callback's), -2 without a tool,
+/// -1 if it registered no such callback.
+pub(crate) fn control_tool(command: i32, modifier: i32, arg: *mut c_void) -> i32 {
+    if !oxiomp_instrument::tool_attached() {
+        return -2;
+    }
+    // SAFETY: the callback's registered type.
+    match unsafe { callback::<ControlToolFn>(cb::CONTROL_TOOL) } {
+        // SAFETY: calling the tool's callback with its documented arguments.
+        Some(f) => unsafe { f(command as u64, modifier as u64, arg, codeptr()) },
+        None => -1,
     }
 }
 
@@ -337,14 +467,14 @@ struct Dependence {
 
 impl Dependence {
     /// What a tool is told of dependence `d`: `out` and `inout` are one kind to the runtime,
-    /// told as `inout`.
+    /// told as `inout`; `omp_all_memory` is told as `out_all_memory` (as libomp tells it).
     fn of(d: &Dep) -> Dependence {
         let kind = match d.kind {
             Access::In => 1,
             Access::Out => 3,
             Access::MutexInOutSet => 4,
             Access::InOutSet => 7,
-            Access::AllMemory => 35,
+            Access::AllMemory => 34,
         };
         Dependence { variable: d.addr as Data, kind }
     }
@@ -371,10 +501,11 @@ fn sync(th: Thread, kind: u32, point: SyncPoint) {
             &[(region, SCOPE_BEGIN), (wait, SCOPE_BEGIN), (wait, SCOPE_END), (region, SCOPE_END)]
         }
     };
+    let ra = if region.is_some() || wait.is_some() { codeptr() } else { std::ptr::null() };
     for &(f, endpoint) in steps {
         if let Some(f) = f {
             // SAFETY: calling the tool's callback with its documented arguments.
-            unsafe { f(kind as i32, endpoint, pdata, tdata, std::ptr::null()) };
+            unsafe { f(kind as i32, endpoint, pdata, tdata, ra) };
         }
     }
 }
@@ -386,40 +517,39 @@ const MUTEX_IMPL: u32 = 1;
 fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
     let id = wait_id as u64;
     let k = kind as i32;
-    let null = std::ptr::null();
     // SAFETY: in each arm, the callback's registered type, called with its documented
     // arguments.
     unsafe {
         match op {
             MutexOp::Acquire => {
                 if let Some(f) = callback::<MutexAcquireFn>(cb::MUTEX_ACQUIRE) {
-                    f(k, 0, MUTEX_IMPL, id, null)
+                    f(k, 0, MUTEX_IMPL, id, codeptr())
                 }
             }
             MutexOp::Acquired => {
                 if let Some(f) = callback::<MutexFn>(cb::MUTEX_ACQUIRED) {
-                    f(k, id, null)
+                    f(k, id, codeptr())
                 }
             }
             MutexOp::Released => {
                 if let Some(f) = callback::<MutexFn>(cb::MUTEX_RELEASED) {
-                    f(k, id, null)
+                    f(k, id, codeptr())
                 }
             }
             MutexOp::Init => {
                 if let Some(f) = callback::<MutexAcquireFn>(cb::LOCK_INIT) {
-                    f(k, 0, MUTEX_IMPL, id, null)
+                    f(k, 0, MUTEX_IMPL, id, codeptr())
                 }
             }
             MutexOp::Destroy => {
                 if let Some(f) = callback::<MutexFn>(cb::LOCK_DESTROY) {
-                    f(k, id, null)
+                    f(k, id, codeptr())
                 }
             }
             MutexOp::NestAcquired | MutexOp::NestReleased => {
                 if let Some(f) = callback::<NestLockFn>(cb::NEST_LOCK) {
                     let endpoint = if op == MutexOp::NestAcquired { SCOPE_BEGIN } else { SCOPE_END };
-                    f(endpoint, id, null)
+                    f(endpoint, id, codeptr())
                 }
             }
         }
@@ -427,17 +557,19 @@ fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
 }
 
 /// A region's closing barrier begins (`SCOPE_BEGIN`: `sync_region`, then `sync_region_wait`)
-/// or ends (the reverse).
-fn sync_region(endpoint: i32, pdata: *mut Data, tdata: *mut Data) {
+/// or ends (the reverse); `primary`: on the region's primary thread, whose code address is the
+/// region's (a worker's is null, as in libomp: no call of the program's leads there).
+fn sync_region(endpoint: i32, pdata: *mut Data, tdata: *mut Data, primary: bool) {
     // SAFETY: the callbacks' registered types.
     let (region, wait) = unsafe {
         (callback::<SyncRegionFn>(cb::SYNC_REGION), callback::<SyncRegionFn>(cb::SYNC_REGION_WAIT))
     };
     let k = sync_kind::BARRIER_IMPLICIT_PARALLEL as i32;
+    let ra = if primary && (region.is_some() || wait.is_some()) { codeptr() } else { std::ptr::null() };
     let order = if endpoint == SCOPE_BEGIN { [region, wait] } else { [wait, region] };
     for f in order.into_iter().flatten() {
         // SAFETY: calling the tool's callback with its documented arguments.
-        unsafe { f(k, endpoint, pdata, tdata, std::ptr::null()) };
+        unsafe { f(k, endpoint, pdata, tdata, ra) };
     }
 }
 
@@ -447,7 +579,7 @@ fn sync_region(endpoint: i32, pdata: *mut Data, tdata: *mut Data) {
 fn end_pending() {
     let Some(p) = PENDING.with(|p| p.take()) else { return };
     let data = PENDING_DATA.with(|d| d.as_ptr());
-    sync_region(SCOPE_END, std::ptr::null_mut(), data);
+    sync_region(SCOPE_END, std::ptr::null_mut(), data, false);
     // SAFETY: as above.
     if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
         // SAFETY: as above; `data` is the thread's own copy, alive as long as the thread.

@@ -216,7 +216,16 @@ pub(crate) fn start() {
     log.line("----- END LOGGING OF TOOL REGISTRATION -----");
 }
 
+/// At exit: the idle workers end first (each tells the tool, on its own thread, that its last
+/// region's barrier and implicit task ended, then that it ends, as libomp's workers do when it
+/// shuts down), then the tool is finalized.
 extern "C" fn finalize_at_exit() {
+    if !ACTIVE.load(Ordering::Acquire).is_null()
+        && let Some(th) = Thread::peek()
+    {
+        // Outside every region only (`pause` refuses otherwise: workers are busy then).
+        let _ = oxiomp_runtime::registry::Runtime::get().pause(th);
+    }
     finalize();
 }
 

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use super::descriptor::{Kind, Task, alloc_node, release_ref};
 use crate::sync::atomic::{AtomicBool, Ordering};
+use oxiomp_instrument::ToolEvent;
 
 /// Dependence kinds (the flag byte of `kmp_depend_info`).
 pub mod kind {
@@ -208,8 +209,16 @@ pub(crate) struct DepMap {
 
 /// Adds the edge `pred -> succ` unless `pred` has completed.
 fn add_edge(pred: &Task, succ: &Task) {
-    if !std::ptr::eq(pred, succ) {
-        pred.rest.dep.add_edge(NonNull::from(succ), &succ.rest.dep);
+    if !std::ptr::eq(pred, succ)
+        && pred.rest.dep.add_edge(NonNull::from(succ), &succ.rest.dep)
+        && pred.head.kind == Kind::Explicit
+        && succ.head.kind == Kind::Explicit
+    {
+        // A tool is told of the dependences between tasks (not of the runtime's own nodes).
+        oxiomp_instrument::tool(|| ToolEvent::TaskDependence {
+            src: pred as *const Task as usize,
+            sink: succ as *const Task as usize,
+        });
     }
 }
 

@@ -5,6 +5,7 @@
 use super::descriptor::{self, KmpTask, KmpTaskloop, Task};
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::thread::Thread;
+use oxiomp_instrument::{ToolEvent, work_kind};
 
 /// `void dup(kmp_task_t *dst, kmp_task_t *src, kmp_int32 lastpriv)`.
 pub type DupFn = unsafe extern "C" fn(*mut KmpTask, *mut KmpTask, i32);
@@ -168,6 +169,7 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
         && ub_off == std::mem::offset_of!(KmpTaskloop, ub)
         && body >= std::mem::size_of::<KmpTaskloop>();
     let tc = trip_count(a.lb, a.ub, a.st);
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::TASKLOOP, begin: true, count: tc });
     if !a.nogroup {
         super::taskgroup_begin(th);
     }
@@ -205,6 +207,7 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     if !a.nogroup {
         super::taskgroup_end(th);
     }
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::TASKLOOP, begin: false, count: tc });
 }
 
 /// Runs chunks `k0..k1` of the loop: splits off upper halves as range tasks while the range is

@@ -3,7 +3,7 @@
 //! descriptors' addresses). Each function is one instrumentation point: a load of the cached
 //! tracing flag while nothing listens.
 
-use oxiomp_instrument::{ToolEvent, task_flags, task_status};
+use oxiomp_instrument::{ToolEvent, cancel_flags, task_flags, task_status};
 
 use super::descriptor::{final_bits, flags};
 use super::{Dep, Task};
@@ -77,9 +77,12 @@ pub(super) fn body_done(t: &Task, prev: *const Task) {
     }
 }
 
-/// `t`, cancelled before it started, ends without running; the thread goes back to `prev`.
+/// `t`, cancelled before it started, ends without running (discarded); the thread goes back
+/// to `prev`.
 #[inline(always)]
 pub(super) fn cancelled(t: &Task, prev: *const Task) {
+    let task = t as *const Task as usize;
+    oxiomp_instrument::tool(|| ToolEvent::Cancel { flags: cancel_flags::DISCARDED_TASK, task });
     schedule(t, task_status::CANCEL, prev);
 }
 

@@ -282,6 +282,17 @@ pub struct Chunk {
     pub last: bool,
 }
 
+impl Chunk {
+    /// How many iterations the chunk holds.
+    pub fn iterations(&self) -> u64 {
+        if self.stride == 0 {
+            return 1;
+        }
+        let n = (self.upper as i128 - self.lower as i128) / self.stride as i128 + 1;
+        n.clamp(0, u64::MAX as i128) as u64
+    }
+}
+
 impl Ring {
     fn slot(&self, k: u32) -> &Slot {
         &self.slots[(k % RING) as usize]

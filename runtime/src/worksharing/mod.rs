@@ -216,7 +216,8 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     // The previous chunk ends where the next begins (or the thread's part of the loop ends),
     // at one clock read taken once the next chunk is fetched: the fetch (an atomic add) is
     // in the previous chunk's state.
-    if c.is_some() {
+    if let Some(c) = &c {
+        oxiomp_instrument::tool(|| ToolEvent::Chunk { start: c.lower as u64, iterations: c.iterations() });
         ws.replace_chunk_open(true);
         if was_open {
             oxiomp_instrument::record_with(|| {
