@@ -82,12 +82,13 @@ pub enum ToolEvent {
     TaskDependence { src: usize, sink: usize },
     /// The calling thread begins (`begin`) or ends a worksharing construct of `kind` (OMPT's
     /// `ompt_work_t`, [`work_kind`]) that the trace has no event of (the trace's own,
-    /// [`Event::WorksharingBegin`] and [`Event::WorksharingEnd`], are a tool's too); `count`:
+    /// [`Event::WorksharingBegin`] and [`Event::WorksharingEnd`], are a tool's too, but for a
+    /// dynamically scheduled loop, whose schedule this event gives at its beginning); `count`:
     /// its amount of work, when known (0 otherwise).
     Work { kind: u32, begin: bool, count: u64 },
     /// The calling thread takes a chunk of `iterations` iterations from `start` of a
-    /// worksharing loop.
-    Chunk { start: u64, iterations: u64 },
+    /// worksharing loop (`distribute`: of a `distribute` construct).
+    Chunk { start: u64, iterations: u64, distribute: bool },
     /// The calling thread begins (`begin`) or ends the block of a `masked` construct.
     Masked { begin: bool },
     /// The calling thread performs a `flush`.
@@ -182,6 +183,8 @@ pub mod work_kind {
     pub const SCOPE: u32 = 8;
     pub const LOOP_STATIC: u32 = 10;
     pub const LOOP_DYNAMIC: u32 = 11;
+    pub const LOOP_GUIDED: u32 = 12;
+    pub const LOOP_OTHER: u32 = 13;
 }
 
 /// OMPT's `ompt_cancel_flag_t` bits ([`ToolEvent::Cancel`]).

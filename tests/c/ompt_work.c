@@ -1,6 +1,6 @@
 // The OMPT callbacks of worksharing and the other constructs, as a tool in the program sees
-// them: work (static and dynamic loops, sections, single's executor and others, taskloop),
-// dispatch (a dynamic loop's chunks), masked, flush, cancel, task_dependence, error and
+// them: work (static, dynamic and guided loops, sections, single's executor and others, taskloop),
+// dispatch (loops' chunks), masked, flush, cancel, task_dependence, error and
 // omp_control_tool. Each construct runs in a team of one (deterministic sequences) or, for
 // the counts, of two.
 // oxiomp-test: threads=none
@@ -112,6 +112,7 @@ int main(void) {
         CHECK(count(from, WORK_B, ompt_work_loop_static) == 1 && count(from, WORK_E, ompt_work_loop_static) == 1,
               "a static loop's work");
 
+
         from = nev;
 #pragma omp for schedule(dynamic, 3)
         for (int i = 0; i < 10; i++)
@@ -174,8 +175,9 @@ int main(void) {
     }
     CHECK(sum == 45 + 45 + 3 + 1 + 1 && x == 10, "sum %d x %d", sum, x);
 
-    // single's others, in a team of two: the thread that does not run the block.
-    int others = 0;
+    // single's others, in a team of two: the thread that does not run the block; a guided
+    // loop (a team of one may run it as a static one).
+    int others = 0, guided = 0, static_chunks = 0;
 #pragma omp parallel num_threads(2)
     {
         int from = nev;
@@ -184,6 +186,21 @@ int main(void) {
         if (omp_get_num_threads() == 2 && count(from, WORK_B, ompt_work_single_other) == 1 &&
             count(from, WORK_E, ompt_work_single_other) == 1)
             __atomic_fetch_add(&others, 1, __ATOMIC_RELAXED);
+        from = nev;
+#pragma omp for schedule(guided)
+        for (int i = 0; i < 10; i++)
+            __atomic_fetch_add(&x, 1, __ATOMIC_RELAXED);
+        if (count(from, WORK_B, ompt_work_loop_guided) == 1 && count(from, WORK_E, ompt_work_loop_guided) == 1)
+            __atomic_fetch_add(&guided, 1, __ATOMIC_RELAXED);
+        // A static loop of 10 iterations: each of the two threads' chunk is told, 5 iterations.
+        from = nev;
+#pragma omp for schedule(static)
+        for (int i = 0; i < 10; i++)
+            __atomic_fetch_add(&x, 1, __ATOMIC_RELAXED);
+        int sc = first(from, DISPATCH);
+        if (sc >= 0 && evs[sc].a == ompt_dispatch_ws_loop_chunk && evs[sc].c == 5 &&
+            evs[sc].b == (uint64_t)(5 * omp_get_thread_num()))
+            __atomic_fetch_add(&static_chunks, 1, __ATOMIC_RELAXED);
     }
     {
         int team = 0;
@@ -191,6 +208,8 @@ int main(void) {
 #pragma omp single
         team = omp_get_num_threads();
         CHECK(others == team - 1, "single's others: %d of %d threads", others, team);
+        CHECK(guided == team || team == 1, "a guided loop's work: %d of %d threads", guided, team);
+        CHECK(static_chunks == team || team == 1, "a static loop's chunks: %d of %d threads", static_chunks, team);
     }
 
     // Dependences between tasks: the second waits for the first, not complete yet (it waits

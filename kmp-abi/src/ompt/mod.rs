@@ -91,8 +91,8 @@ mod cb {
         ERROR,
     ];
     /// The callbacks dispatched for some of their events (`ompt_set_sometimes`): `work` (not
-    /// for `scope` or `workshare`; guided and runtime-scheduled loops are told as dynamic),
-    /// `dispatch` (the chunks of dynamically scheduled loops only), `task_dependence` (not
+    /// for `scope` or `workshare`), `dispatch` (loops' chunks, a static loop's first chunk of
+    /// each thread; not sections or taskloops), `task_dependence` (not
     /// through the runtime's join nodes, which stand for a finished group of concurrent
     /// accessors of an address).
     pub const SOMETIMES: &[usize] = &[WORK, DISPATCH, TASK_DEPENDENCE];
@@ -163,6 +163,8 @@ thread_local! {
     /// Whether the calling thread's end was told (a thread ending by itself and then at exit
     /// is told once).
     static ENDED: Cell<bool> = const { Cell::new(false) };
+    /// The work type of the calling thread's dynamically scheduled loop (told at its end).
+    static LOOP_KIND: Cell<u32> = const { Cell::new(work_kind::LOOP_DYNAMIC) };
     /// The frame given as an encountering task's (no frames are kept: zero, "unknown").
     pub(super) static NO_FRAME: Frame = const { Frame { exit_frame: 0, enter_frame: 0, exit_frame_flags: 0, enter_frame_flags: 0 } };
 }
@@ -176,7 +178,11 @@ impl Recorder for Dispatch {
         for e in events {
             match *e {
                 Event::Tool(t) => dispatch(t),
+                // A dynamically scheduled loop begins with its `ToolEvent::Work`, which gives
+                // its schedule.
+                Event::WorksharingBegin { kind: Worksharing::ForDynamic, .. } => {}
                 Event::WorksharingBegin { kind, .. } => work(work_kind_of(kind), true, work_count(kind)),
+                Event::WorksharingEnd(Worksharing::ForDynamic) => work(LOOP_KIND.with(|k| k.get()), false, 0),
                 Event::WorksharingEnd(kind) => work(work_kind_of(kind), false, work_count(kind)),
                 _ => {}
             }
@@ -359,16 +365,20 @@ pub(super) fn dispatch(e: ToolEvent) {
                 unsafe { f(task_data(src), task_data(sink)) };
             }
         }
-        ToolEvent::Work { kind, begin, count } => work(kind, begin, count),
-        ToolEvent::Chunk { start, iterations } => {
+        ToolEvent::Work { kind, begin, count } => {
+            if begin && (work_kind::LOOP_STATIC..=work_kind::LOOP_OTHER).contains(&kind) {
+                LOOP_KIND.with(|k| k.set(kind));
+            }
+            work(kind, begin, count)
+        }
+        ToolEvent::Chunk { start, iterations, distribute } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<DispatchFn>(cb::DISPATCH) } {
                 let chunk = DispatchChunk { start, iterations };
                 let instance = &chunk as *const DispatchChunk as Data;
+                let kind = if distribute { DISPATCH_DISTRIBUTE_CHUNK } else { DISPATCH_WS_LOOP_CHUNK };
                 // SAFETY: as above; the chunk outlives the call.
-                unsafe {
-                    f(th.team().tool.as_ptr(), current_task_data(th), DISPATCH_WS_LOOP_CHUNK, instance)
-                };
+                unsafe { f(th.team().tool.as_ptr(), current_task_data(th), kind, instance) };
             }
         }
         ToolEvent::Masked { begin } => {
@@ -405,8 +415,9 @@ pub(super) fn dispatch(e: ToolEvent) {
     }
 }
 
-/// `ompt_dispatch_ws_loop_chunk`.
+/// `ompt_dispatch_ws_loop_chunk`, `ompt_dispatch_distribute_chunk`.
 const DISPATCH_WS_LOOP_CHUNK: i32 = 3;
+const DISPATCH_DISTRIBUTE_CHUNK: i32 = 5;
 
 /// `ompt_dispatch_chunk_t`.
 #[repr(C)]

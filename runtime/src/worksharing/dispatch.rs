@@ -282,6 +282,17 @@ pub struct Chunk {
     pub last: bool,
 }
 
+/// OMPT's work type of a loop dispatched with `kind`.
+pub(crate) fn work_kind(kind: Kind) -> u32 {
+    use oxiomp_instrument::work_kind as w;
+    match kind {
+        Kind::Static | Kind::StaticSimd => w::LOOP_STATIC,
+        Kind::Dynamic | Kind::Steal => w::LOOP_DYNAMIC,
+        Kind::Guided | Kind::GuidedSteal | Kind::GuidedSimd => w::LOOP_GUIDED,
+        Kind::Trapezoidal => w::LOOP_OTHER,
+    }
+}
+
 impl Chunk {
     /// How many iterations the chunk holds.
     pub fn iterations(&self) -> u64 {

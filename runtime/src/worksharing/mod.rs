@@ -68,7 +68,18 @@ pub fn static_init(
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
     end_left_loop(th);
     oxiomp_instrument::worksharing_enter(what.worksharing(), ident, what.state());
+    if what != StaticKind::Sections {
+        oxiomp_instrument::tool(|| static_chunk_event(&c, ub, incr, what == StaticKind::Distribute));
+    }
     c
+}
+
+/// What a tool is told of the calling thread's first chunk `c` of a static loop ending at `ub`
+/// by steps of `incr` (none if the thread has no iteration: zero iterations).
+fn static_chunk_event(c: &StaticChunk, ub: i128, incr: i128, distribute: bool) -> ToolEvent {
+    let last = if incr > 0 { c.upper.min(ub) } else { c.upper.max(ub) };
+    let n = if incr == 0 { 1 } else { ((last - c.lower) / incr + 1).max(0) };
+    ToolEvent::Chunk { start: c.lower as u64, iterations: n as u64, distribute }
 }
 
 /// `__kmpc_for_static_fini`.
@@ -157,6 +168,14 @@ pub fn dispatch_init(th: Thread, ident: usize, sched: i32, lb: i128, ub: i128, s
     }
     let ok = match dispatch::kind_of(sched, th.icvs().run_sched) {
         Some((kind, over)) => {
+            if !sections {
+                // The loop's schedule, which the trace's event does not carry.
+                oxiomp_instrument::tool(|| ToolEvent::Work {
+                    kind: dispatch::work_kind(kind),
+                    begin: true,
+                    count: static_sched::trip_count(lb, ub, if st == 0 { 1 } else { st }) as u64,
+                });
+            }
             let team = th.team();
             let (tid, nth) = (th.tid(), team.nthreads);
             let (kind, chunk) = dispatch::simd_adjust(sched, kind, over, chunk);
@@ -217,7 +236,11 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     // at one clock read taken once the next chunk is fetched: the fetch (an atomic add) is
     // in the previous chunk's state.
     if let Some(c) = &c {
-        oxiomp_instrument::tool(|| ToolEvent::Chunk { start: c.lower as u64, iterations: c.iterations() });
+        oxiomp_instrument::tool(|| ToolEvent::Chunk {
+            start: c.lower as u64,
+            iterations: c.iterations(),
+            distribute: false,
+        });
         ws.replace_chunk_open(true);
         if was_open {
             oxiomp_instrument::record_with(|| {
