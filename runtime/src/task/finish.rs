@@ -30,16 +30,22 @@ pub(super) fn finish_part(t: &'static Task, th: Option<Thread>) {
 
 /// The body of `t` is done: complete it, unless it waits for its detach event.
 fn complete(t: &'static Task, th: Option<Thread>) {
-    if t.head.flags & flags::DETACHABLE != 0 {
-        // AcqRel: pairs with `fulfill_event`.
-        let prev = t.rest.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
-        let fulfilled = prev & EVENT_FULFILLED != 0;
-        super::tool::detach_body_done(t, fulfilled, th.map_or(std::ptr::null(), |th| th.task_state().task()));
-        if !fulfilled {
-            return;
-        }
+    if t.head.flags & flags::DETACHABLE != 0 && !detached_body_done(t, th) {
+        return;
     }
     finish(t, th);
+}
+
+/// The body of detachable task `t` is done: whether its event was fulfilled already (then it
+/// completes now).
+#[cold]
+#[inline(never)]
+fn detached_body_done(t: &'static Task, th: Option<Thread>) -> bool {
+    // AcqRel: pairs with `fulfill_event`.
+    let prev = t.rest.event.fetch_or(EVENT_BODY_DONE, Ordering::AcqRel);
+    let fulfilled = prev & EVENT_FULFILLED != 0;
+    super::tool::detach_body_done(t, fulfilled, th.map_or(std::ptr::null(), |th| th.task_state().task()));
+    fulfilled
 }
 
 /// Completes `t`: destructors, dependences, counts, then its own reference.
