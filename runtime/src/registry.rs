@@ -433,11 +433,18 @@ impl Runtime {
             return Err(crate::error::Misuse::PauseInRegion);
         }
         crate::lifecycle::release_hot_teams(th, self);
+        self.retire_idle();
+        Ok(())
+    }
+
+    /// Ends the threads of the pool's idle workers (those no thread keeps for its next
+    /// regions: the workers of a program thread that ended, for one).
+    pub fn retire_idle(&'static self) {
         // A retiring worker gives back the workers of its own nested teams: look again.
         loop {
             let idle = std::mem::take(&mut *self.pool.lock());
             if idle.is_empty() {
-                return Ok(());
+                return;
             }
             for w in idle {
                 crate::lifecycle::retire_worker(w);

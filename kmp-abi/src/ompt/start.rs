@@ -6,7 +6,9 @@
 //! program's, or a library's loaded with it), then that of each library `OMP_TOOL_LIBRARIES`
 //! lists (separated by `:`; one that declines is unloaded), then LLVM's Archer (`libarcher.so`)
 //! if the dynamic linker finds it. `OMP_TOOL_VERBOSE_INIT` (`stdout`, `stderr` or a file's
-//! path) logs the search.
+//! path) logs the search, in the lines libomp writes (tools and scripts read them). To the
+//! standard streams it writes through the C library's, as a tool's own output during the
+//! search does, so that the two keep their order.
 
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::io::Write;
@@ -52,6 +54,12 @@ enum Log {
     File(std::fs::File),
 }
 
+unsafe extern "C" {
+    /// The C library's standard streams (glibc's objects).
+    static stdout: *mut libc::FILE;
+    static stderr: *mut libc::FILE;
+}
+
 impl Log {
     fn from_env() -> Log {
         let Some(v) = std::env::var_os("OMP_TOOL_VERBOSE_INIT") else { return Log::Off };
@@ -72,13 +80,33 @@ impl Log {
         }
     }
 
+    /// Logs `text` and ends the line.
     fn line(&mut self, text: &str) {
-        let _ = match self {
-            Log::Off => Ok(()),
-            Log::Stdout => writeln!(std::io::stdout(), "{text}"),
-            Log::Stderr => writeln!(std::io::stderr(), "{text}"),
-            Log::File(f) => writeln!(f, "{text}"),
+        self.part(text);
+        self.part("\n");
+    }
+
+    /// Logs `text`, the start of a line that goes on after what happens next (a tool's start
+    /// function may write to the program's output meanwhile).
+    fn part(&mut self, text: &str) {
+        let stream = match self {
+            Log::Off => return,
+            Log::File(f) => {
+                let _ = f.write_all(text.as_bytes());
+                return;
+            }
+            // SAFETY: reading the C library's stream pointers, set before any program code runs.
+            Log::Stdout => unsafe { stdout },
+            // SAFETY: as above.
+            Log::Stderr => unsafe { stderr },
         };
+        let Ok(c) = CString::new(text) else { return };
+        // SAFETY: a NUL-terminated string and an open stream; `fflush` keeps the log in order
+        // with other writers of the stream's file (libomp's log is unbuffered too).
+        unsafe {
+            libc::fputs(c.as_ptr(), stream);
+            libc::fflush(stream);
+        }
     }
 }
 
@@ -128,27 +156,37 @@ fn call(start: StartTool) -> Option<*mut StartResult> {
 
 /// Opens library `path` and starts its tool; the library stays loaded if it starts one.
 fn try_library(path: &str, log: &mut Log) -> Option<*mut StartResult> {
+    log.part(&format!("Opening {path}... "));
     let Ok(c) = CString::new(path) else {
-        log.line(&format!("Opening {path}... Failed: the path holds a NUL byte."));
+        log.line("Failed: the path holds a NUL byte.");
         return None;
     };
     // SAFETY: a NUL-terminated path.
     let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY) };
     if h.is_null() {
-        log.line(&format!("Opening {path}... Failed: {}", dl_error()));
+        log.line(&format!("Failed: {}", dl_error()));
         return None;
     }
-    log.line(&format!("Opening {path}... Success."));
-    let found = find_start_tool(h);
-    log.line(&format!(
-        "Searching for ompt_start_tool in {path}... {}",
-        if found.is_some() { "Success." } else { "Failed: not found." }
-    ));
-    let r = found.and_then(call);
-    if r.is_none() {
-        if found.is_some() {
-            log.line(&format!("Tool in {path} declined to start."));
+    log.line("Success.");
+    log.part(&format!("Searching for ompt_start_tool in {path}... "));
+    let r = match find_start_tool(h) {
+        None => {
+            log.line(&format!("Failed: {}", dl_error()));
+            None
         }
+        Some(start) => {
+            let r = call(start);
+            match r {
+                Some(_) => log.line("Success."),
+                None => {
+                    log.line("Found but not using the OMPT interface.");
+                    log.line("Continuing search...");
+                }
+            }
+            r
+        }
+    };
+    if r.is_none() {
         // SAFETY: a handle this function opened, not used afterwards.
         unsafe { libc::dlclose(h) };
     }
@@ -157,54 +195,53 @@ fn try_library(path: &str, log: &mut Log) -> Option<*mut StartResult> {
 
 /// The tool to start, found as the module docs say.
 fn search(log: &mut Log) -> Option<*mut StartResult> {
-    log.line("Searching for ompt_start_tool in the process...");
+    log.part("Search for OMP tool in current address space... ");
     if let Some(r) = find_start_tool(libc::RTLD_DEFAULT).and_then(call) {
-        log.line("Found: a tool in the process started.");
+        log.line("Success.");
         return Some(r);
     }
-    log.line("No tool in the process.");
+    log.line("Failed.");
     if let Some(libs) = std::env::var_os("OMP_TOOL_LIBRARIES") {
         let libs = libs.to_string_lossy().into_owned();
-        log.line(&format!("Searching tool libraries: OMP_TOOL_LIBRARIES = {libs}"));
+        log.line("Searching tool libraries...");
+        log.line(&format!("OMP_TOOL_LIBRARIES = {libs}"));
         for path in libs.split(':').filter(|p| !p.is_empty()) {
             if let Some(r) = try_library(path, log) {
                 return Some(r);
             }
         }
+    } else {
+        log.line("No OMP_TOOL_LIBRARIES defined.");
     }
-    log.line("Searching for LLVM's Archer (libarcher.so)...");
+    log.line("...searching tool libraries failed. Using archer tool.");
     try_library("libarcher.so", log)
 }
 
 /// Finds a tool and initializes it (the runtime's tool starter: once, when the first thread
 /// has registered).
 pub(crate) fn start() {
+    let mut log = Log::from_env();
     if !tool_enabled() {
+        log.line("OMP tool disabled.");
         return;
     }
-    let mut log = Log::from_env();
     log.line("----- START LOGGING OF TOOL REGISTRATION -----");
     let found = search(&mut log);
-    let Some(r) = found else {
-        log.line("No OMP tool loaded.");
-        log.line("----- END LOGGING OF TOOL REGISTRATION -----");
-        return;
-    };
-    log.line("Tool found; initializing it.");
+    match found {
+        Some(_) => log.line("Tool was started and is using the OMPT interface."),
+        None => log.line("No OMP tool loaded."),
+    }
+    log.line("----- END LOGGING OF TOOL REGISTRATION -----");
+    let Some(r) = found else { return };
     // SAFETY: the tool's result stays valid until its finalizer has run.
     let init = unsafe { (*r).initialize };
     // SAFETY: as above; the data word is the result's.
     let data = unsafe { &raw mut (*r).tool_data };
-    let Some(initialize) = init else {
-        log.line("The tool gave no initializer: not started.");
-        log.line("----- END LOGGING OF TOOL REGISTRATION -----");
-        return;
-    };
+    // A tool without an initializer, or whose initializer returns 0, is not started (and
+    // gets no callbacks).
+    let Some(initialize) = init else { return };
     // SAFETY: calling the tool's initializer with the arguments OMPT gives it.
-    let ok = unsafe { initialize(entry::lookup, 0, data) } != 0;
-    if !ok {
-        log.line("The tool's initializer returned 0: not started.");
-        log.line("----- END LOGGING OF TOOL REGISTRATION -----");
+    if unsafe { initialize(entry::lookup, 0, data) } == 0 {
         return;
     }
     static DISPATCH: Dispatch = Dispatch;
@@ -212,19 +249,22 @@ pub(crate) fn start() {
     oxiomp_instrument::install(&DISPATCH);
     // SAFETY: registering a plain extern "C" function that does not unwind.
     unsafe { libc::atexit(finalize_at_exit) };
-    log.line("Tool started: it uses the OMPT interface.");
-    log.line("----- END LOGGING OF TOOL REGISTRATION -----");
 }
 
 /// At exit: the idle workers end first (each tells the tool, on its own thread, that its last
 /// region's barrier and implicit task ended, then that it ends, as libomp's workers do when it
 /// shuts down), then the tool is finalized.
 extern "C" fn finalize_at_exit() {
-    if !ACTIVE.load(Ordering::Acquire).is_null()
-        && let Some(th) = Thread::peek()
-    {
-        // Outside every region only (`pause` refuses otherwise: workers are busy then).
-        let _ = oxiomp_runtime::registry::Runtime::get().pause(th);
+    if !ACTIVE.load(Ordering::Acquire).is_null() {
+        let rt = oxiomp_runtime::registry::Runtime::get();
+        match Thread::peek() {
+            // Outside every region only (`pause` refuses otherwise: workers are busy then).
+            Some(th) => {
+                let _ = rt.pause(th);
+            }
+            // A thread that never used OpenMP (the program's threads did): the idle workers.
+            None => rt.retire_idle(),
+        }
     }
     finalize();
 }
