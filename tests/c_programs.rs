@@ -309,6 +309,8 @@ c_tests! {
     nested_default,
     nested_list,
     num_threads_list,
+    ompt_frames,
+    ompt_frames_serialized,
     ompt_parallel,
     ompt_tasks,
     ompt_work,

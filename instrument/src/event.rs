@@ -54,6 +54,11 @@ pub enum ToolEvent {
     /// The calling thread ends its implicit task `index` of `team` (an initial one: the thread
     /// ends).
     ImplicitTaskEnd { team: usize, index: u32, size: u32, initial: bool },
+    /// The calling thread begins the initial task of team `team_num` of a league of
+    /// `num_teams` (`team` is that team, the task its implicit task 0).
+    LeagueTaskBegin { team: usize, team_num: u32, num_teams: u32 },
+    /// The calling thread ends the initial task of [`ToolEvent::LeagueTaskBegin`].
+    LeagueTaskEnd { team: usize, team_num: u32 },
     /// The calling thread reaches the implicit barrier at the end of its implicit task
     /// `index` in `team` (a worker's barrier ends when the primary has seen every member
     /// arrive: the worker learns it at its next wake-up).
@@ -80,6 +85,12 @@ pub enum ToolEvent {
     /// Task `sink` (just generated) depends on its sibling `src`, not complete yet (task
     /// addresses).
     TaskDependence { src: usize, sink: usize },
+    /// The calling thread's current task waits for the `n` dependences in the runtime's list
+    /// at `list` (a `taskwait depend`, or an if(0) task's dependences): a tool sees the wait as
+    /// a task of its own, undeferred and mergeable, whose word is the `ToolData` at `data`.
+    TaskwaitDeps { data: usize, list: usize, n: u32 },
+    /// The wait of [`ToolEvent::TaskwaitDeps`] with word `data` is over.
+    TaskwaitDepsDone { data: usize },
     /// The calling thread begins (`begin`) or ends a worksharing construct of `kind` (OMPT's
     /// `ompt_work_t`, [`work_kind`]) that the trace has no event of (the trace's own,
     /// [`Event::WorksharingBegin`] and [`Event::WorksharingEnd`], are a tool's too, but for a
@@ -89,6 +100,9 @@ pub enum ToolEvent {
     /// The calling thread takes a chunk of `iterations` iterations from `start` of a
     /// worksharing loop (`distribute`: of a `distribute` construct).
     Chunk { start: u64, iterations: u64, distribute: bool },
+    /// The calling thread is handed sections of a statically scheduled `sections`
+    /// construct (which ones, the compiled code knows).
+    Section,
     /// The calling thread begins (`begin`) or ends the block of a `masked` construct.
     Masked { begin: bool },
     /// The calling thread performs a `flush`.
@@ -148,6 +162,7 @@ pub mod task_status {
     pub const EARLY_FULFILL: u32 = 5;
     pub const LATE_FULFILL: u32 = 6;
     pub const SWITCH: u32 = 7;
+    pub const TASKWAIT_COMPLETE: u32 = 8;
 }
 
 /// OMPT's `ompt_sync_region_t` values ([`ToolEvent::Sync`]).
@@ -201,6 +216,7 @@ pub mod cancel_flags {
 /// OMPT's `ompt_task_flag_t` bits of an explicit task ([`ToolEvent::TaskCreate`]).
 pub mod task_flags {
     pub const EXPLICIT: u32 = 0x4;
+    pub const TASKWAIT: u32 = 0x10;
     pub const UNDEFERRED: u32 = 0x0800_0000;
     pub const UNTIED: u32 = 0x1000_0000;
     pub const FINAL: u32 = 0x2000_0000;

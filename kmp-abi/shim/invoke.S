@@ -1,8 +1,10 @@
 /* void oxiomp_invoke_microtask(void (*fn)(), int32_t *gtid, int32_t *tid, int64_t argc,
- *                              void **argv);
+ *                              void **argv, void **exit_frame);
  * Calls fn(gtid, tid, argv[0], ..., argv[argc-1]) under the x86-64 SysV ABI: the first four
  * arguments go in rdx, rcx, r8, r9, the rest on the stack (last pushed first), with the stack
- * 16-byte aligned at the call. Any argc >= 0 works. */
+ * 16-byte aligned at the call. Any argc >= 0 works. When exit_frame is not null, this
+ * function's frame pointer is stored there first: the implicit task's OMPT exit frame, which
+ * is what __builtin_frame_address(1) gives inside fn. */
         .text
         .globl  oxiomp_invoke_microtask
         .hidden oxiomp_invoke_microtask
@@ -14,6 +16,10 @@ oxiomp_invoke_microtask:
         .cfi_offset %rbp, -16
         movq    %rsp, %rbp
         .cfi_def_cfa_register %rbp
+        testq   %r9, %r9
+        jz      .Lnoexit
+        movq    %rbp, (%r9)             /* *exit_frame = this frame */
+.Lnoexit:
         movq    %rdi, %r11              /* fn */
         movq    %rsi, %rdi              /* gtid */
         movq    %rdx, %rsi              /* tid */

@@ -278,6 +278,7 @@ pub unsafe extern "C" fn ompc_capture_affinity(
 /// registered no such callback.
 #[unsafe(no_mangle)]
 pub extern "C" fn omp_control_tool(command: c_int, modifier: c_int, arg: *mut std::ffi::c_void) -> c_int {
+    let _entered = crate::ompt::frame::enter_if_known();
     crate::ompt::control_tool(command, modifier, arg)
 }
 

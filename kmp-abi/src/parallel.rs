@@ -20,6 +20,7 @@ unsafe extern "C" {
         tid: *mut i32,
         argc: i64,
         argv: *const *mut c_void,
+        exit_frame: *mut usize,
     );
 }
 
@@ -30,9 +31,11 @@ unsafe fn run_outlined(data: *const (), gtid: i32, tid: u32) {
     // Each thread's own copies: the microtask may keep the pointers for the whole region.
     let mut g = gtid;
     let mut t = tid as i32;
+    let exit = crate::ompt::frame::exit_slot();
     // SAFETY: `func` is clang's outlined function taking (gtid*, tid*, argc pointer-sized
-    // arguments), and `argv` holds argc of them.
-    unsafe { oxiomp_invoke_microtask(o.func, &mut g, &mut t, o.argc as i64, o.argv) };
+    // arguments), and `argv` holds argc of them; `exit` is null or the implicit task's slot.
+    unsafe { oxiomp_invoke_microtask(o.func, &mut g, &mut t, o.argc as i64, o.argv, exit) };
+    crate::ompt::frame::implicit_code_ended(exit);
 }
 
 fn outlined_job(o: &Outlined) -> Job {
@@ -54,7 +57,9 @@ pub unsafe extern "C" fn oxiomp_fork_call_args(
     // SAFETY: `o` and `argv` (argc arguments, the caller's contract) outlive the fork, and
     // `run_outlined` runs any copy of them.
     let req = unsafe { ForkRequest::outlined(outlined_job(&o), Ident::erased(loc)) };
-    oxiomp_runtime::fork(Thread::current(), req);
+    let th = Thread::current();
+    let _entered = crate::ompt::frame::enter(th);
+    oxiomp_runtime::fork(th, req);
 }
 
 /// Called by the shim's `__kmpc_fork_teams`.
@@ -69,7 +74,9 @@ pub unsafe extern "C" fn oxiomp_fork_teams_args(
     argv: *const *mut c_void,
 ) {
     let o = Outlined { func, argc: argc.max(0) as usize, argv };
-    oxiomp_runtime::fork_teams(Thread::current(), ForkRequest::new(outlined_job(&o), Ident::erased(loc)));
+    let th = Thread::current();
+    let _entered = crate::ompt::frame::enter(th);
+    oxiomp_runtime::fork_teams(th, ForkRequest::new(outlined_job(&o), Ident::erased(loc)));
 }
 
 /// `parallel if(cond)` as clang's OpenMPIRBuilder emits it: `args` is the one argument.
@@ -92,22 +99,45 @@ pub unsafe extern "C" fn __kmpc_fork_call_if(
         return;
     }
     let th = Thread::current();
+    let _entered = crate::ompt::frame::enter(th);
     oxiomp_runtime::serialized_begin(th, Ident::erased(loc));
     let mut g = th.gtid();
     let mut zero = 0;
-    // SAFETY: as above; the region runs on this thread alone.
-    unsafe { oxiomp_invoke_microtask(func, &mut g, &mut zero, argc as i64, argv.as_ptr()) };
+    let exit = crate::ompt::frame::exit_slot();
+    // SAFETY: as above; the region runs on this thread alone; `exit` is null or the slot of
+    // its implicit task.
+    unsafe { oxiomp_invoke_microtask(func, &mut g, &mut zero, argc as i64, argv.as_ptr(), exit) };
+    crate::ompt::frame::implicit_code_ended(exit);
     oxiomp_runtime::serialized_end(th);
 }
 
-#[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_serialized_parallel(loc: *const Ident, _gtid: i32) {
-    oxiomp_runtime::serialized_begin(Thread::current(), Ident::erased(loc));
+crate::ompt::frame::with_caller_frame!(
+    /// A serialized `parallel` (`if(false)`): the program runs the region's code next, then
+    /// `__kmpc_end_serialized_parallel`.
+    __kmpc_serialized_parallel(loc: *const Ident, gtid: i32) => serialized_parallel_from, "rdx"
+);
+
+/// `__kmpc_serialized_parallel`, called from the program's frame with frame pointer `fp`.
+extern "C" fn serialized_parallel_from(loc: *const Ident, _gtid: i32, fp: usize) {
+    let th = Thread::current();
+    let parent = oxiomp_runtime::task::frame::kept().then(|| crate::ompt::frame::program_will_call(th, fp));
+    oxiomp_runtime::serialized_begin(th, Ident::erased(loc));
+    if let Some(parent) = parent {
+        crate::ompt::frame::program_calls(parent, oxiomp_runtime::task::current(th), fp);
+    }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_end_serialized_parallel(_loc: *const Ident, _gtid: i32) {
-    if !oxiomp_runtime::serialized_end(Thread::current()) {
+    let th = Thread::current();
+    if oxiomp_runtime::task::frame::kept() {
+        let region = oxiomp_runtime::task::current(th);
+        // SAFETY: the encountering task is suspended beneath the region, alive.
+        if let Some(parent) = unsafe { region.head.team.as_ref().and_then(|t| t.encountering.as_ref()) } {
+            crate::ompt::frame::code_returned(parent, region);
+        }
+    }
+    if !oxiomp_runtime::serialized_end(th) {
         crate::misuse("__kmpc_end_serialized_parallel", "no serialized parallel region is open; ignored");
     }
 }

@@ -12,6 +12,7 @@ use crate::Ident;
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_barrier(loc: *const Ident, gtid: i32) {
     let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     th.team().barrier_as(th, Ident::barrier_kind(loc));
 }
 
@@ -194,8 +195,10 @@ pub unsafe extern "C" fn __kmpc_reduce_nowait(
     func: ReduceFn,
     lck: *mut CriticalName,
 ) -> i32 {
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     // SAFETY: forwarded from the caller.
-    let r = unsafe { ws::reduce(Thread::from_gtid(gtid), Ident::flags(loc), data, func, reduce_lock(lck)) };
+    let r = unsafe { ws::reduce(th, Ident::flags(loc), data, func, reduce_lock(lck)) };
     r.unwrap_or_else(|e| crate::fatal("__kmpc_reduce", e)) as i32
 }
 
@@ -220,7 +223,9 @@ pub unsafe extern "C" fn __kmpc_reduce(
 /// `lck` is the name object the compiler passed to `__kmpc_reduce_nowait`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_end_reduce_nowait(_loc: *const Ident, gtid: i32, lck: *mut CriticalName) {
-    if let Err(e) = ws::end_reduce(Thread::from_gtid(gtid), reduce_lock(lck)) {
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    if let Err(e) = ws::end_reduce(th, reduce_lock(lck)) {
         crate::misuse("__kmpc_end_reduce_nowait", e);
     }
 }
@@ -229,7 +234,9 @@ pub unsafe extern "C" fn __kmpc_end_reduce_nowait(_loc: *const Ident, gtid: i32,
 /// `lck` is the name object the compiler passed to `__kmpc_reduce`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_end_reduce(_loc: *const Ident, gtid: i32, lck: *mut CriticalName) {
-    if let Err(e) = ws::end_reduce(Thread::from_gtid(gtid), reduce_lock(lck)) {
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    if let Err(e) = ws::end_reduce(th, reduce_lock(lck)) {
         crate::misuse("__kmpc_end_reduce", e);
     }
 }
@@ -245,14 +252,18 @@ pub unsafe extern "C" fn __kmpc_copyprivate(
     func: ReduceFn,
     didit: i32,
 ) {
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     // SAFETY: forwarded.
-    unsafe { ws::copyprivate(Thread::from_gtid(gtid), data, func, didit != 0) }
+    unsafe { ws::copyprivate(th, data, func, didit != 0) }
 }
 
 /// The light copyprivate: returns the single thread's `data` to every thread after a barrier.
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_copyprivate_light(_loc: *const Ident, gtid: i32, data: *mut c_void) -> *mut c_void {
-    ws::copyprivate_light(Thread::from_gtid(gtid), data)
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    ws::copyprivate_light(th, data)
 }
 
 #[unsafe(no_mangle)]
@@ -287,7 +298,9 @@ fn cancel_tool(how: u32, kind: i32) {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_cancel_barrier(loc: *const Ident, gtid: i32) -> i32 {
-    let cancelled = ws::cancel_barrier(Thread::from_gtid(gtid), Ident::barrier_kind(loc));
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    let cancelled = ws::cancel_barrier(th, Ident::barrier_kind(loc));
     if cancelled {
         cancel_tool(cancel_flags::DETECTED, 1);
     }
@@ -299,6 +312,7 @@ pub extern "C" fn __kmpc_cancel_barrier(loc: *const Ident, gtid: i32) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_barrier_master(loc: *const Ident, gtid: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     let (team, tid) = (th.team(), th.tid());
     team.barrier_as(th, Ident::barrier_kind(loc));
     if tid == 0 {
@@ -311,12 +325,14 @@ pub extern "C" fn __kmpc_barrier_master(loc: *const Ident, gtid: i32) -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_end_barrier_master(loc: *const Ident, gtid: i32) {
     let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     th.team().barrier_as(th, Ident::barrier_kind(loc));
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_barrier_master_nowait(loc: *const Ident, gtid: i32) -> i32 {
     let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     th.team().barrier_as(th, Ident::barrier_kind(loc));
     (th.tid() == 0) as i32
 }

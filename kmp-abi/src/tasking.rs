@@ -83,7 +83,9 @@ pub extern "C" fn __kmpc_omp_task(_loc: *const Ident, gtid: i32, task: *mut KmpT
     // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
     // has not completed.
     let t = unsafe { task_of(task) };
-    if let Err(e) = task::submit_task(Thread::from_gtid(gtid), t) {
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    if let Err(e) = task::submit_task(th, t) {
         crate::misuse("__kmpc_omp_task", e);
     }
     0
@@ -100,6 +102,7 @@ pub extern "C" fn __kmpc_omp_task_with_deps(
     noalias: *const DependInfo,
 ) -> i32 {
     let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     task::with_dep_buffer(th, |v| {
         read_deps(v, ndeps, deps);
         read_deps(v, ndeps_noalias, noalias);
@@ -135,6 +138,7 @@ pub extern "C" fn __kmpc_omp_taskwait_deps_51(
     _has_no_wait: i32,
 ) {
     let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     task::with_dep_buffer(th, |v| {
         read_deps(v, ndeps, deps);
         read_deps(v, ndeps_noalias, noalias);
@@ -144,28 +148,48 @@ pub extern "C" fn __kmpc_omp_taskwait_deps_51(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_taskwait(_loc: *const Ident, gtid: i32) -> i32 {
-    task::taskwait(Thread::from_gtid(gtid));
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    task::taskwait(th);
     0
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_taskyield(_loc: *const Ident, gtid: i32, _end_part: i32) -> i32 {
-    task::taskyield(Thread::from_gtid(gtid));
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    task::taskyield(th);
     0
 }
 
-#[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_omp_task_begin_if0(_loc: *const Ident, gtid: i32, task: *mut KmpTask) {
+crate::ompt::frame::with_caller_frame!(
+    /// `if(0)` task: the program runs its code next, then `__kmpc_omp_task_complete_if0`.
+    __kmpc_omp_task_begin_if0(loc: *const Ident, gtid: i32, task: *mut KmpTask) => begin_if0_from, "rcx"
+);
+
+/// `__kmpc_omp_task_begin_if0`, called from the program's frame with frame pointer `fp`.
+extern "C" fn begin_if0_from(_loc: *const Ident, gtid: i32, task: *mut KmpTask, fp: usize) {
     // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
     // has not completed.
-    task::begin_if0(Thread::from_gtid(gtid), unsafe { task_of(task) })
+    let t = unsafe { task_of(task) };
+    let th = Thread::from_gtid(gtid);
+    let parent = oxiomp_runtime::task::frame::kept().then(|| crate::ompt::frame::program_will_call(th, fp));
+    task::begin_if0(th, t);
+    if let Some(parent) = parent {
+        crate::ompt::frame::program_calls(parent, t, fp);
+    }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_omp_task_complete_if0(_loc: *const Ident, gtid: i32, task: *mut KmpTask) {
     // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
     // has not completed.
-    task::complete_if0(Thread::from_gtid(gtid), unsafe { task_of(task) })
+    let t = unsafe { task_of(task) };
+    let th = Thread::from_gtid(gtid);
+    if oxiomp_runtime::task::frame::kept() {
+        crate::ompt::frame::if0_returned(t);
+    }
+    task::complete_if0(th, t)
 }
 
 #[unsafe(no_mangle)]
@@ -175,7 +199,9 @@ pub extern "C" fn __kmpc_taskgroup(_loc: *const Ident, gtid: i32) {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_end_taskgroup(_loc: *const Ident, gtid: i32) {
-    task::taskgroup_end(Thread::from_gtid(gtid))
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
+    task::taskgroup_end(th)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -240,9 +266,11 @@ pub unsafe extern "C" fn __kmpc_taskloop_5(
         dup: task_dup,
         ident: loc as usize,
     };
+    let th = Thread::from_gtid(gtid);
+    let _entered = crate::ompt::frame::enter(th);
     // SAFETY: clang passes back the pointer `__kmpc_omp_task_alloc` returned, for a task that
     // has not completed.
-    task::taskloop::taskloop(Thread::from_gtid(gtid), unsafe { task_of(task) }, &a)
+    task::taskloop::taskloop(th, unsafe { task_of(task) }, &a)
 }
 
 #[unsafe(no_mangle)]

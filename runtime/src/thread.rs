@@ -680,8 +680,9 @@ mod layout {
                 offset_of!(Team, num_teams),
                 offset_of!(Team, entry),
                 offset_of!(Team, ident),
+                offset_of!(Team, encountering),
             ],
-            [0, 4, 8, 12, 16, 24, 28, 32, 40, 48]
+            [0, 4, 8, 12, 16, 24, 28, 32, 40, 48, 56]
         );
         assert_eq!(
             [
@@ -697,6 +698,8 @@ mod layout {
             ],
             [0, 4, 8, 16, 32, 40, 48, 64, 88]
         );
+        assert_eq!([offset_of!(Task, head.size), offset_of!(Task, head.frame)], [28, 72]);
+        assert_eq!(std::mem::size_of::<crate::task::descriptor::ToolFrame>(), 32);
         assert_eq!(crate::task::descriptor::HEADER, 320);
         // The counter its owner writes and the one other threads increment are on separate
         // cache lines.

@@ -38,6 +38,12 @@ static uint64_t fresh(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RE
 /// The value of a tool's data word (0 for none).
 static uint64_t val(ompt_data_t *d) { return d ? d->value : 0; }
 
+/// A `thread_begin` callback: gives the thread a fresh number as its data.
+__attribute__((unused)) static void number_thread(ompt_thread_t type, ompt_data_t *thread_data) {
+    (void)type;
+    thread_data->value = fresh();
+}
+
 /// Records an event of `kind` on the calling thread.
 static void rec(int kind, uint64_t a, uint64_t b, uint64_t c) {
     uint64_t t = val(get_thread_data());

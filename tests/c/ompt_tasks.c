@@ -25,10 +25,6 @@ static const char *names[] = {"?", "create", "schedule", "dependences", "sync_be
 
 static ompt_get_task_info_t get_task_info;
 
-static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data) {
-    (void)type;
-    thread_data->value = fresh();
-}
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *par, ompt_data_t *task, unsigned size,
                              unsigned index, int flags) {
     (void)par, (void)size, (void)index, (void)flags;
@@ -103,7 +99,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
     get_thread_data = (ompt_get_thread_data_t)lookup("ompt_get_thread_data");
     get_task_info = (ompt_get_task_info_t)lookup("ompt_get_task_info");
     callback_t cbs[] = {
-        {ompt_callback_thread_begin, (ompt_callback_t)on_thread_begin},
+        {ompt_callback_thread_begin, (ompt_callback_t)number_thread},
         {ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task},
         {ompt_callback_task_create, (ompt_callback_t)on_task_create},
         {ompt_callback_task_schedule, (ompt_callback_t)on_task_schedule},

@@ -18,10 +18,6 @@ enum { WORK_B = 1, WORK_E, DISPATCH, MASKED_B, MASKED_E, FLUSH, CANCEL, DEPENDEN
 #define MAX_EV 8192
 #include "ompt_record.h"
 
-static void on_thread_begin(ompt_thread_t type, ompt_data_t *d) {
-    (void)type;
-    d->value = fresh();
-}
 static void on_task_create(ompt_data_t *parent, const ompt_frame_t *frame, ompt_data_t *task, int flags, int has_deps,
                            const void *ra) {
     (void)parent, (void)frame, (void)flags, (void)has_deps, (void)ra;
@@ -67,7 +63,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
     ompt_set_callback_t set_callback = (ompt_set_callback_t)lookup("ompt_set_callback");
     get_thread_data = (ompt_get_thread_data_t)lookup("ompt_get_thread_data");
     callback_t cbs[] = {
-        {ompt_callback_thread_begin, (ompt_callback_t)on_thread_begin, 0},
+        {ompt_callback_thread_begin, (ompt_callback_t)number_thread, 0},
         {ompt_callback_task_create, (ompt_callback_t)on_task_create, 0},
         {ompt_callback_work, (ompt_callback_t)on_work, 1},
         {ompt_callback_dispatch, (ompt_callback_t)on_dispatch, 1},

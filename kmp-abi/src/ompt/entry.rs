@@ -10,7 +10,7 @@ use oxiomp_runtime::task::Task;
 use oxiomp_runtime::task::descriptor::Kind;
 use oxiomp_runtime::thread::ThreadState;
 
-use super::{CALLBACKS, Data, Frame, NO_FRAME, cb};
+use super::{CALLBACKS, Data, Frame, cb};
 
 /// `ompt_set_result_t`.
 const SET_ERROR: c_int = 0;
@@ -169,12 +169,14 @@ unsafe extern "C" fn get_parallel_info(
 /// `ompt_task_flag_t`.
 const TASK_INITIAL: c_int = 1;
 const TASK_IMPLICIT: c_int = 2;
+const TASK_UNDEFERRED: c_int = 0x0800_0000;
 
 /// `ompt_get_task_info`: the task `ancestor_level` levels out from the calling thread's
 /// current one (0: that one; an explicit task's is the task that generated it, an implicit
 /// task's the implicit task of the enclosing region that encountered the region), with its
-/// flags, data, frame (no frames are kept: zero), region's data and thread number; 2 if
-/// there is one, else 0.
+/// flags, data, frames, region's data and thread number; 2 if there is one, else 0. Each level
+/// out is the task the thread ran before (the scheduling parent: see
+/// `Task::scheduling_parent`), as libomp walks them.
 unsafe extern "C" fn get_task_info(
     ancestor_level: c_int,
     flags: *mut c_int,
@@ -188,23 +190,15 @@ unsafe extern "C" fn get_task_info(
     let mut task: *const Task = oxiomp_runtime::task::current(th);
     let mut tid = th.tid();
     while up > 0 && !task.is_null() {
-        // SAFETY: the current task and its ancestors are alive while it runs (a task holds
-        // its generating task, or that task is suspended beneath it; a region's encountering
-        // task is suspended until the region ends).
+        // SAFETY: the current task and its scheduling ancestors are alive while it runs (each
+        // is suspended beneath the next on this thread, or encountered the region of the
+        // implicit task below it and waits for its end).
         let t = unsafe { &*task };
         if t.head.kind == Kind::Implicit {
-            // SAFETY: an implicit task's team is alive while the task runs; so is its parent.
-            let team = unsafe { &*t.head.team };
-            // SAFETY: as above.
-            let parent = unsafe { team.parent.as_ref() };
-            task = match parent {
-                Some(p) => p.implicit_task(team.parent_tid),
-                None => std::ptr::null(),
-            };
-            tid = team.parent_tid;
-        } else {
-            task = t.head.parent;
+            // SAFETY: an implicit task's team is alive while the task runs.
+            tid = unsafe { &*t.head.team }.parent_tid;
         }
+        task = t.scheduling_parent();
         up -= 1;
     }
     // SAFETY: as above (null past the outermost).
@@ -213,6 +207,8 @@ unsafe extern "C" fn get_task_info(
     let team = unsafe { &*t.head.team };
     let f = match t.head.kind {
         Kind::Implicit if team.parent.is_null() => TASK_INITIAL,
+        // A region of one thread runs its implicit task at once (as libomp flags it).
+        Kind::Implicit if team.nthreads == 1 => TASK_IMPLICIT | TASK_UNDEFERRED,
         Kind::Implicit => TASK_IMPLICIT,
         _ => oxiomp_runtime::task::tool_flags(t) as c_int,
     };
@@ -225,7 +221,7 @@ unsafe extern "C" fn get_task_info(
             task_data.write(t.head.tool.as_ptr());
         }
         if !task_frame.is_null() {
-            task_frame.write(NO_FRAME.with(|f| f as *const Frame));
+            task_frame.write(super::frame::of(t));
         }
         if !parallel_data.is_null() {
             parallel_data.write(team.tool.as_ptr());

@@ -6,17 +6,22 @@
 //! Every host callback of OpenMP 5.2 is dispatched ([`cb::ALWAYS`], [`cb::SOMETIMES`]); the
 //! runtime's paths with a tool attached are those whose synchronisation the tool is told of
 //! (see `docs/support.md`). The code addresses callbacks take are found by unwinding
-//! ([`codeptr`]). Not yet: frames.
+//! ([`codeptr`]); the frames where the program's code and the runtime's meet are kept in each
+//! task ([`frame`]).
 
 mod codeptr;
 mod entry;
+pub(crate) mod frame;
 mod start;
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use oxiomp_instrument::{Event, MutexOp, Recorder, SyncPoint, ToolEvent, Worksharing, sync_kind, work_kind};
+use oxiomp_instrument::{
+    Event, MutexOp, Recorder, SyncPoint, ToolEvent, Worksharing, cancel_flags, sync_kind, task_flags,
+    task_status, work_kind,
+};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::task::{Access, Dep, Task};
 use oxiomp_runtime::team::Team;
@@ -27,14 +32,8 @@ pub(crate) use start::start;
 /// `ompt_data_t`: a tool's word (a value or a pointer).
 type Data = u64;
 
-/// `ompt_frame_t`.
-#[repr(C)]
-pub(super) struct Frame {
-    exit_frame: Data,
-    enter_frame: Data,
-    exit_frame_flags: i32,
-    enter_frame_flags: i32,
-}
+/// `ompt_frame_t`: the runtime's task frame has its layout.
+use oxiomp_runtime::task::frame::Frame;
 
 /// Callback numbers (`ompt_callbacks_t`) this runtime dispatches.
 mod cb {
@@ -165,8 +164,6 @@ thread_local! {
     static ENDED: Cell<bool> = const { Cell::new(false) };
     /// The work type of the calling thread's dynamically scheduled loop (told at its end).
     static LOOP_KIND: Cell<u32> = const { Cell::new(work_kind::LOOP_DYNAMIC) };
-    /// The frame given as an encountering task's (no frames are kept: zero, "unknown").
-    pub(super) static NO_FRAME: Frame = const { Frame { exit_frame: 0, enter_frame: 0, exit_frame_flags: 0, enter_frame_flags: 0 } };
 }
 
 /// The recorder installed once a tool has initialized: the tool events of each group become
@@ -178,9 +175,16 @@ impl Recorder for Dispatch {
         for e in events {
             match *e {
                 Event::Tool(t) => dispatch(t),
-                // A dynamically scheduled loop begins with its `ToolEvent::Work`, which gives
-                // its schedule.
-                Event::WorksharingBegin { kind: Worksharing::ForDynamic, .. } => {}
+                // Loops, sections and distribute begin with their `ToolEvent::Work`, which
+                // gives their schedule and count.
+                Event::WorksharingBegin {
+                    kind:
+                        Worksharing::ForDynamic
+                        | Worksharing::ForStatic
+                        | Worksharing::Sections
+                        | Worksharing::Distribute,
+                    ..
+                } => {}
                 Event::WorksharingBegin { kind, .. } => work(work_kind_of(kind), true, work_count(kind)),
                 Event::WorksharingEnd(Worksharing::ForDynamic) => work(LOOP_KIND.with(|k| k.get()), false, 0),
                 Event::WorksharingEnd(kind) => work(work_kind_of(kind), false, work_count(kind)),
@@ -247,15 +251,17 @@ pub(super) fn dispatch(e: ToolEvent) {
         }
         ToolEvent::ParallelBegin { team: t, requested, flags } => {
             // SAFETY: the event's team (see `team`).
-            let data = unsafe { team(t) }.tool.as_ptr();
+            let tm = unsafe { team(t) };
+            let data = tm.tool.as_ptr();
             // SAFETY: the region's word, zeroed by its primary before any member sees it.
             unsafe { data.write(0) };
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ParallelBeginFn>(cb::PARALLEL_BEGIN) } {
-                let enc = current_task_data(th);
-                let frame = NO_FRAME.with(|f| f as *const Frame);
+                // SAFETY: the encountering task is suspended beneath the region, alive.
+                let enc = unsafe { tm.encountering.as_ref() }.unwrap_or(oxiomp_runtime::task::current(th));
+                let frame = frame::of(enc);
                 // SAFETY: as above.
-                unsafe { f(enc, frame, data, requested, flags as i32, codeptr()) };
+                unsafe { f(enc.head.tool.as_ptr(), frame, data, requested, flags as i32, codeptr()) };
             }
         }
         ToolEvent::ParallelEnd { team: t, flags } => {
@@ -304,6 +310,31 @@ pub(super) fn dispatch(e: ToolEvent) {
                 unsafe { f(SCOPE_END, std::ptr::null_mut(), data, size, index, flags) };
             }
         }
+        ToolEvent::LeagueTaskBegin { team: t, team_num, num_teams } => {
+            // SAFETY: the event's team (see `team`).
+            let tm = unsafe { team(t) };
+            let data = tm.implicit_tool_data(0);
+            // SAFETY: the initial task's word and its team's, zeroed by the thread that runs
+            // the task (the team's only one) before the tool sees them.
+            unsafe {
+                data.write(0);
+                tm.tool.as_ptr().write(0);
+            }
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
+                // SAFETY: as above.
+                unsafe { f(SCOPE_BEGIN, tm.tool.as_ptr(), data, num_teams, team_num, TASK_INITIAL) };
+            }
+        }
+        ToolEvent::LeagueTaskEnd { team: t, team_num } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
+                // SAFETY: the event's team (see `team`).
+                let data = unsafe { team(t) }.implicit_tool_data(0);
+                // SAFETY: as above.
+                unsafe { f(SCOPE_END, std::ptr::null_mut(), data, 0, team_num, TASK_INITIAL) };
+            }
+        }
         ToolEvent::JoinArrive { team: t, index } => {
             // SAFETY: the event's team (see `team`).
             let tm = unsafe { team(t) };
@@ -318,8 +349,9 @@ pub(super) fn dispatch(e: ToolEvent) {
         ToolEvent::JoinDone { team: t } => {
             // SAFETY: the event's team (see `team`).
             let tm = unsafe { team(t) };
-            let (pdata, tdata) = (tm.tool.as_ptr(), tm.implicit_tool_data(0));
-            sync_region(SCOPE_END, pdata, tdata, true);
+            // The region has ended in its barrier: no parallel data (as for the workers).
+            let tdata = tm.implicit_tool_data(0);
+            sync_region(SCOPE_END, std::ptr::null_mut(), tdata, true);
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
                 // SAFETY: as above.
@@ -333,9 +365,10 @@ pub(super) fn dispatch(e: ToolEvent) {
             unsafe { data.write(0) };
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<TaskCreateFn>(cb::TASK_CREATE) } {
-                let frame = NO_FRAME.with(|f| f as *const Frame);
+                let enc = oxiomp_runtime::task::current(th);
+                let frame = frame::of(enc);
                 // SAFETY: as above.
-                unsafe { f(current_task_data(th), frame, data, flags as i32, has_deps as i32, codeptr()) };
+                unsafe { f(enc.head.tool.as_ptr(), frame, data, flags as i32, has_deps as i32, codeptr()) };
             }
         }
         ToolEvent::Dependences { task, list, n } => {
@@ -347,6 +380,34 @@ pub(super) fn dispatch(e: ToolEvent) {
                 let out: Vec<Dependence> = deps.iter().map(Dependence::of).collect();
                 // SAFETY: as above.
                 unsafe { f(task_data(task), out.as_ptr(), out.len() as i32) };
+            }
+        }
+        ToolEvent::TaskwaitDeps { data, list, n } => {
+            let data = data as *mut Data;
+            // SAFETY: the wait's word, on the runtime's stack for as long as the wait lasts.
+            unsafe { data.write(0) };
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<TaskCreateFn>(cb::TASK_CREATE) } {
+                let enc = oxiomp_runtime::task::current(th);
+                let flags = task_flags::TASKWAIT | task_flags::UNDEFERRED | task_flags::MERGEABLE;
+                // SAFETY: as above.
+                unsafe { f(enc.head.tool.as_ptr(), frame::of(enc), data, flags as i32, 1, codeptr()) };
+            }
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<DependencesFn>(cb::DEPENDENCES) } {
+                // SAFETY: as for `ToolEvent::Dependences`.
+                let deps = unsafe { std::slice::from_raw_parts(list as *const Dep, n as usize) };
+                let out: Vec<Dependence> = deps.iter().map(Dependence::of).collect();
+                // SAFETY: as above.
+                unsafe { f(data, out.as_ptr(), out.len() as i32) };
+            }
+        }
+        ToolEvent::TaskwaitDepsDone { data } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<TaskScheduleFn>(cb::TASK_SCHEDULE) } {
+                let status = task_status::TASKWAIT_COMPLETE as i32;
+                // SAFETY: the wait's word (as above).
+                unsafe { f(data as *mut Data, status, std::ptr::null_mut()) };
             }
         }
         ToolEvent::TaskSchedule { prior, status, next } => {
@@ -381,6 +442,15 @@ pub(super) fn dispatch(e: ToolEvent) {
                 unsafe { f(th.team().tool.as_ptr(), current_task_data(th), kind, instance) };
             }
         }
+        ToolEvent::Section => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<DispatchFn>(cb::DISPATCH) } {
+                // The instance of a section is the construct's code address (as libomp has it).
+                let instance = codeptr() as Data;
+                // SAFETY: as above.
+                unsafe { f(th.team().tool.as_ptr(), current_task_data(th), DISPATCH_SECTION, instance) };
+            }
+        }
         ToolEvent::Masked { begin } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<MaskedFn>(cb::MASKED) } {
@@ -401,8 +471,11 @@ pub(super) fn dispatch(e: ToolEvent) {
             if let Some(f) = unsafe { callback::<CancelFn>(cb::CANCEL) } {
                 // SAFETY: the event's task (0: the current one), alive while it is dispatched.
                 let data = if task == 0 { current_task_data(th) } else { unsafe { task_data(task) } };
+                // A discarded task's cancellation has no code address (no construct of the
+                // program's is where it happens).
+                let ra = if flags & cancel_flags::DISCARDED_TASK != 0 { std::ptr::null() } else { codeptr() };
                 // SAFETY: as above.
-                unsafe { f(data, flags as i32, codeptr()) };
+                unsafe { f(data, flags as i32, ra) };
             }
         }
         ToolEvent::Error { severity, message, len } => {
@@ -415,7 +488,8 @@ pub(super) fn dispatch(e: ToolEvent) {
     }
 }
 
-/// `ompt_dispatch_ws_loop_chunk`, `ompt_dispatch_distribute_chunk`.
+/// `ompt_dispatch_section`, `ompt_dispatch_ws_loop_chunk`, `ompt_dispatch_distribute_chunk`.
+const DISPATCH_SECTION: i32 = 2;
 const DISPATCH_WS_LOOP_CHUNK: i32 = 3;
 const DISPATCH_DISTRIBUTE_CHUNK: i32 = 5;
 

@@ -121,6 +121,40 @@ pub struct Task {
     pub(crate) icvs: IcvSave,
 }
 
+/// What a tool or debugger reads of a task that is running or suspended on a thread: kept
+/// outside the task's block, where the code running the task has it (`Head::frame`).
+#[repr(C)]
+pub struct ToolFrame {
+    pub frame: super::frame::Frame,
+    /// The task the thread ran before this one started there (null: see
+    /// `Task::scheduling_parent`).
+    scheduler: Cell<*const Task>,
+}
+
+impl ToolFrame {
+    pub const fn new() -> ToolFrame {
+        ToolFrame { frame: super::frame::Frame::new(), scheduler: Cell::new(std::ptr::null()) }
+    }
+
+    /// The task begins (or goes on, a later part) on this thread, after `prev`.
+    #[inline]
+    pub fn scheduled_after(&self, prev: *const Task) {
+        self.scheduler.set(prev);
+    }
+
+    /// The task recorded by [`scheduled_after`](Self::scheduled_after).
+    #[inline]
+    pub(crate) fn scheduler(&self) -> *const Task {
+        self.scheduler.get()
+    }
+}
+
+impl Default for ToolFrame {
+    fn default() -> Self {
+        ToolFrame::new()
+    }
+}
+
 /// What differs from task to task: written whole for each new task ([`Head::new`]).
 #[repr(C)]
 pub struct Head {
@@ -135,6 +169,8 @@ pub struct Head {
     pub id: u64,
     /// The task's number in the trace (0: not traced).
     pub trace_id: u32,
+    /// Allocation size in bytes (0: not heap-allocated; at most `u32::MAX`, see [`alloc`]).
+    pub size: u32,
     /// The generating task (null for implicit tasks).
     pub parent: *const Task,
     /// The implicit task this task descends from (itself for an implicit task).
@@ -149,8 +185,11 @@ pub struct Head {
     /// it was generated in a final task); `final_bits::INCLUDED`, it was generated in a final
     /// task, so it is included (its creator runs it at once).
     pub is_final: u32,
-    /// Allocation size in bytes (0: not heap-allocated).
-    pub size: usize,
+    /// The task's frames and scheduling parent while it runs or is suspended with frames
+    /// kept (a tool is attached: `frame.rs`), else null. Written by the thread running the
+    /// task: an implicit task's point at its team's, an explicit task's at the frame of the
+    /// runtime code running it, an if(0) task's at what the `extern "C"` layer keeps.
+    pub frame: Cell<*const ToolFrame>,
     /// The innermost taskgroup open in this task (starts as `group`). Touched only by the
     /// thread executing the task.
     pub(crate) cur_group: Cell<*const TaskGroup>,
@@ -281,6 +320,7 @@ impl Head {
             depth,
             is_final: c.is_final,
             size: c.size,
+            frame: Cell::new(std::ptr::null()),
             cur_group: Cell::new(group),
             tool: crate::tool::ToolData::new(),
         }
@@ -443,6 +483,29 @@ impl Task {
         }
     }
 
+    /// The task a thread left to run this one (its scheduling parent), while this one runs
+    /// or is suspended: for an explicit task the task it was started after (its generating
+    /// task when nothing recorded one: no tool was attached), for an implicit task the task
+    /// that encountered its region (null for an initial task).
+    pub fn scheduling_parent(&self) -> *const Task {
+        if self.head.kind == Kind::Implicit {
+            // SAFETY: an implicit task's team is alive while the task runs or is suspended.
+            return unsafe { &*self.head.team }.encountering;
+        }
+        match self.tool_frame().map(ToolFrame::scheduler) {
+            Some(s) if !s.is_null() => s,
+            _ => self.head.parent,
+        }
+    }
+
+    /// The task's frames, while it runs or is suspended with frames kept (see `Head::frame`).
+    #[inline]
+    pub fn tool_frame(&self) -> Option<&ToolFrame> {
+        // SAFETY: a non-null pointer is set by the code running the task, to a frame that
+        // outlives its use: it is reset before that frame goes (see `Head::frame`).
+        unsafe { self.head.frame.get().as_ref() }
+    }
+
     /// The `kmp_task_t` behind an explicit task's header.
     #[inline]
     pub fn kmp(&self) -> *mut KmpTask {
@@ -544,7 +607,7 @@ struct ChildHead {
     team: *const Team,
     flags: u32,
     id: u64,
-    size: usize,
+    size: u32,
     trace_id: u32,
     is_final: u32,
     priority: i32,
@@ -619,6 +682,12 @@ fn body_size(sizeof_task: usize) -> usize {
 /// `n.parent` from `cache`, and returns its header.
 #[inline]
 pub(crate) fn alloc(n: NewTask, cache: &BlockCache) -> &'static Task {
+    if n.size() > u32::MAX as usize {
+        crate::fatal(format_args!(
+            "__kmpc_omp_task_alloc: a task of {} bytes is larger than 4 GiB",
+            n.size()
+        ));
+    }
     let block = cache.alloc(n.size());
     // SAFETY: a block of `n.size()` bytes from `alloc`.
     unsafe { init(block, n) }
@@ -668,7 +737,8 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
         team: n.team,
         flags: (n.flags & 0xffff) | proxy,
         id: n.id,
-        size,
+        // At most `u32::MAX`: `alloc` refuses more, and `try_alloc` serves small blocks only.
+        size: size as u32,
         trace_id: match n.trace {
             CreationTrace::Off => 0,
             CreationTrace::Timed(ident) => oxiomp_instrument::task_created_leaving(
@@ -719,7 +789,7 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
 /// task running on the calling thread): same size and body, its shareds pointer moved into the
 /// copy, fresh runtime state.
 pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) -> &'static Task {
-    let size = src.head.size;
+    let size = src.head.size as usize;
     let block = cache.alloc(size);
     // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
     // creator's when it is queued, or borrows them when it runs in place.
@@ -727,7 +797,7 @@ pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) 
         team: parent.head.team,
         flags: src.head.flags,
         id,
-        size,
+        size: src.head.size,
         // Not a task of the trace itself: each chunk that runs in the block is created there
         // as it starts (`run_in_place`).
         trace_id: 0,
@@ -753,7 +823,7 @@ pub(crate) fn copy_body(src: &Task, dst: &Task) {
     // laid out, which nobody else touches now; shareds, if any, keep their offset from the
     // block start.
     unsafe {
-        std::ptr::copy_nonoverlapping(src_base.add(HEADER), p.add(HEADER), src.head.size - HEADER);
+        std::ptr::copy_nonoverlapping(src_base.add(HEADER), p.add(HEADER), src.head.size as usize - HEADER);
         let kt = p.add(HEADER) as *mut KmpTask;
         let sh = (*kt).shareds as *const u8;
         if !sh.is_null() {
@@ -769,7 +839,7 @@ pub(crate) fn chunk_privates(src: &Task) -> std::ops::Range<usize> {
     let fixed = HEADER + std::mem::size_of::<KmpTaskloop>();
     // SAFETY: the source is an allocated task: its kmp_task_t follows its header.
     let sh = unsafe { (*src.kmp()).shareds } as usize;
-    let end = if sh == 0 { src.head.size } else { sh - src as *const Task as usize };
+    let end = if sh == 0 { src.head.size as usize } else { sh - src as *const Task as usize };
     fixed..end.max(fixed)
 }
 
@@ -782,7 +852,7 @@ pub(crate) fn chunk_privates(src: &Task) -> std::ops::Range<usize> {
 #[inline]
 pub(crate) fn refresh_chunk(src: &Task, dst: &Task, privates: &std::ops::Range<usize>) {
     debug_assert_eq!(src.head.size, dst.head.size);
-    debug_assert!(privates.end <= src.head.size);
+    debug_assert!(privates.end <= src.head.size as usize);
     // SAFETY: `privates` lies inside both blocks (it ends at most at `size`); the body is
     // plain data clang laid out, which nobody else touches now.
     unsafe {
@@ -799,7 +869,7 @@ pub(crate) fn refresh_chunk(src: &Task, dst: &Task, privates: &std::ops::Range<u
 pub(crate) fn alloc_node(kind: Kind, team: *const Team) -> &'static Task {
     let mut t = Task::blank(kind);
     t.head.team = team;
-    t.head.size = HEADER;
+    t.head.size = HEADER as u32;
     let l = cache::layout(HEADER);
     // SAFETY: non-zero size.
     let p = unsafe { std::alloc::alloc(l) };
@@ -863,7 +933,7 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
             return;
         }
         let parent = if task.rest.parent_ref.get() { task.head.parent } else { std::ptr::null() };
-        let (size, home) = (task.head.size, task.rest.home);
+        let (size, home) = (task.head.size as usize, task.rest.home);
         // SAFETY: the last reference is gone: nobody can reach the block any more. It came
         // from `alloc`/`duplicate` (a cache block of `size` bytes) or `alloc_node` (a system
         // block, home null). A cache block goes back at rest (what its free list requires).
@@ -888,7 +958,7 @@ pub(crate) fn release_ref_from(t: *const Task, mine: Option<&BlockCache>) {
 /// fields (see [`Task::write_rest`]) only those put back here differ from their resting values.
 #[inline]
 pub(crate) unsafe fn free_unshared(t: &Task, mine: &BlockCache) {
-    let (p, size, home) = (t as *const Task as *mut u8, t.head.size, t.rest.home);
+    let (p, size, home) = (t as *const Task as *mut u8, t.head.size as usize, t.rest.home);
     // Nothing to drop: the child map and the mutexinoutset locks are empty (no child, no
     // dependence), the successor list was never pushed to (the task was never in a map).
     // What a quiet end changed goes back to rest: a task run at once ran one part and was

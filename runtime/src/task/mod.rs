@@ -21,6 +21,7 @@ mod create;
 pub mod deps;
 pub mod descriptor;
 mod finish;
+pub mod frame;
 pub mod graph;
 pub mod group;
 pub(crate) mod pool;

@@ -1,7 +1,7 @@
 //! A task's execution on a thread: the thread's current task and ICVs around the body, an
 //! untied task's later parts, taskloop chunks run in place, cancellation before the start.
 
-use super::descriptor::{self, Counted, Routine, State, TaskRef, release_ref};
+use super::descriptor::{self, Counted, KmpTask, Routine, State, TaskRef, ToolFrame, release_ref};
 use super::finish::{finish_part, retire_quietly, run_destructors, uncount};
 use super::{Task, TaskGroup, deps};
 use crate::icv::IcvSave;
@@ -92,7 +92,7 @@ pub(crate) fn run_in_place<const TRACED: bool>(
     let entry = unsafe { (*t.kmp()).routine }.map_or(0, |r| r as usize);
     while next() {
         let id = if TRACED {
-            super::tool::created(t, &[]);
+            super::tool::created(t, &[], false);
             oxiomp_instrument::task_created(oxiomp_instrument::Site { entry, ident })
         } else {
             0
@@ -230,16 +230,23 @@ fn take_rerun(th: Thread, t: &'static Task) -> bool {
 #[inline(never)]
 fn call_traced(th: Thread, r: Routine, t: &'static Task, trace: Option<u32>, prev: *const Task) {
     let trace_id = trace.unwrap_or(t.head.trace_id);
-    super::tool::switched(prev, t);
+    // The task's frames while it runs here (or is suspended beneath what it calls).
+    let tf = ToolFrame::new();
+    tf.scheduled_after(prev);
+    t.head.frame.set(&tf);
+    super::tool::switched(prev, t, th.task_state().take_yielding());
     loop {
         oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
-        // SAFETY: as in `call_routine`.
-        unsafe { r(th.gtid(), t.kmp()) };
+        tf.frame.code_begins();
+        // SAFETY: as in `call_routine`; the exit slot is the task's, which this thread runs.
+        unsafe { call_task(r, th.gtid(), t.kmp(), tf.frame.exit_slot()) };
+        tf.frame.code_ended();
         oxiomp_instrument::task_finish(oxiomp_instrument::State::TaskRunning, trace_id);
         if !take_rerun(th, t) {
             break;
         }
     }
+    t.head.frame.set(std::ptr::null());
     super::tool::body_done(t, prev);
 }
 
@@ -272,4 +279,48 @@ pub(crate) fn cancelled_in(group: *const TaskGroup, team: &crate::team::Team) ->
 #[inline(never)]
 fn cancel_requested(g: Option<&TaskGroup>, team: &crate::team::Team) -> bool {
     g.is_some_and(|g| g.is_cancelled()) || team.region_cancel_requested()
+}
+
+/// Calls the task's code, `routine(gtid, task)`, from a frame of its own whose frame pointer
+/// it first stores at `exit` (the task's exit frame).
+///
+/// # Safety
+/// `routine` is the task's entry and `task` its `kmp_task_t`; `exit` is valid for writes.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+unsafe extern "C" fn call_task(routine: Routine, gtid: i32, task: *mut KmpTask, exit: *mut usize) {
+    // The stack is 16-aligned at the call: the return address and the saved rbp make 16.
+    core::arch::naked_asm!(
+        ".cfi_startproc",
+        "push rbp",
+        ".cfi_def_cfa_offset 16",
+        ".cfi_offset rbp, -16",
+        "mov rbp, rsp",
+        ".cfi_def_cfa_register rbp",
+        "mov [rcx], rbp",
+        "mov rax, rdi",
+        "mov edi, esi",
+        "mov rsi, rdx",
+        "call rax",
+        "pop rbp",
+        ".cfi_def_cfa rsp, 8",
+        "ret",
+        ".cfi_endproc",
+    )
+}
+
+/// [`call_task`] where no frame pointer can be had: the exit frame is a stack address of
+/// this function's frame.
+///
+/// # Safety
+/// As for the x86-64 one.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(never)]
+unsafe extern "C" fn call_task(routine: Routine, gtid: i32, task: *mut KmpTask, exit: *mut usize) {
+    let mark = 0u8;
+    // SAFETY: per the contract.
+    unsafe {
+        exit.write(std::hint::black_box(&mark) as *const u8 as usize);
+        routine(gtid, task);
+    }
 }

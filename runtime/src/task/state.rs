@@ -40,6 +40,9 @@ pub(crate) struct ThreadState {
     /// are copied only if its body changes them (see `descriptor::run_body`; if(0) tasks likewise,
     /// with the slot in their header: `descriptor::begin_if0`).
     icv_save: Cell<*const IcvSave>,
+    /// The thread's current task is in a `taskyield`, and has not been left for another task
+    /// since (a tool is told that first switch as a yield).
+    yielding: Cell<bool>,
 }
 
 /// What a nested region saves of its encountering thread's tasking state.
@@ -69,6 +72,7 @@ impl ThreadState {
             detach: PendingDetach::default(),
             last_task_id: Cell::new((gtid as u64) << 40),
             icv_save: Cell::new(std::ptr::null()),
+            yielding: Cell::new(false),
         }
     }
 
@@ -203,6 +207,19 @@ impl ThreadState {
         let id = self.last_task_id.get() + 1;
         self.last_task_id.set(id);
         id
+    }
+
+    /// Marks the current task as in a `taskyield` (`on`), or as out of it.
+    #[inline]
+    pub(crate) fn set_yielding(&self, on: bool) {
+        self.yielding.set(on);
+    }
+
+    /// Whether the current task is in a `taskyield` it has not been left in yet; it no longer
+    /// is afterwards.
+    #[inline]
+    pub(crate) fn take_yielding(&self) -> bool {
+        self.yielding.replace(false)
     }
 
     #[inline]

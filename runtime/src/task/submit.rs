@@ -38,7 +38,7 @@ pub fn submit_task(th: Thread, t: &'static Task) -> Result<(), crate::error::Mis
     // and its running part keeps the count above 0 (see `submit`).
     let parts = t.rest.parts.load(Ordering::Relaxed);
     if parts == 0 && t.head.flags & flags::PRIORITY == 0 && runs_at_once(t, || may_defer(th, t)) {
-        super::tool::created(t, &[]);
+        super::tool::created(t, &[], true);
         t.rest.parts.store(1, Ordering::Relaxed);
         run_at_once(th, t);
         return Ok(());
@@ -93,12 +93,6 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), c
         }
         return Err(crate::error::Misuse::TaskSubmittedTwice);
     }
-    super::tool::created(t, deps);
-    // Relaxed: not shared yet; the queue hand-over publishes it.
-    t.rest.parts.store(1, Ordering::Relaxed);
-    if t.head.flags & flags::DETACHABLE != 0 {
-        th.task_state().detach().forget(t);
-    }
     if t.head.flags & flags::PRIORITY != 0 {
         // SAFETY: the task's own `kmp_task_t`; clang stores the priority in data2.
         let p = unsafe { (*t.kmp()).data2 } as i32;
@@ -106,7 +100,14 @@ pub fn submit(th: Thread, t: &'static Task, deps: &mut Vec<Dep>) -> Result<(), c
         t.head.priority.set(p.clamp(0, crate::query::max_task_priority()));
     }
     let defer = may_defer(th, t);
-    if runs_at_once(t, || defer) && (deps.is_empty() || siblings_done(t)) {
+    let at_once = runs_at_once(t, || defer) && (deps.is_empty() || siblings_done(t));
+    super::tool::created(t, deps, at_once);
+    // Relaxed: not shared yet; the queue hand-over publishes it.
+    t.rest.parts.store(1, Ordering::Relaxed);
+    if t.head.flags & flags::DETACHABLE != 0 {
+        th.task_state().detach().forget(t);
+    }
+    if at_once {
         run_at_once(th, t);
         return Ok(());
     }
@@ -287,7 +288,7 @@ fn may_start_here(th: Thread, t: &Task) -> bool {
 }
 
 /// `__kmpc_omp_task_begin_if0`: the encountering thread runs `kt` now.
-#[inline]
+#[inline(always)]
 pub fn begin_if0(th: Thread, t: &'static Task) {
     // Not counted unless it ends with children left (`Counted::Lazy`): it completes before
     // the encountering task goes on; a detachable one may complete later, on another thread,
@@ -305,9 +306,9 @@ pub fn begin_if0(th: Thread, t: &'static Task) {
     let ts = th.task_state();
     t.rest.outer_save.set(ts.replace_icv_save(&t.icvs));
     t.rest.if0.set(true);
-    super::tool::created(t, &[]);
+    super::tool::created(t, &[], false);
     let prev = ts.replace_task(t);
-    super::tool::switched(prev, t);
+    super::tool::switched(prev, t, false);
     oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunningIf0, t.head.trace_id);
 }
 

@@ -161,7 +161,7 @@ impl Loop {
 /// million, and still spreads over the team.
 pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     let (lb_off, ub_off) = (a.lb_offset, a.ub_offset);
-    let body = pattern.head.size - descriptor::HEADER;
+    let body = pattern.head.size as usize - descriptor::HEADER;
     if lb_off.max(ub_off) + 8 > body {
         crate::fatal(format_args!("taskloop bounds at offsets {lb_off}/{ub_off} lie outside the task"));
     }

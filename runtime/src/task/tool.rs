@@ -5,24 +5,27 @@
 
 use oxiomp_instrument::{ToolEvent, cancel_flags, task_flags, task_status};
 
-use super::descriptor::{final_bits, flags};
+use super::descriptor::{Counted, State, final_bits, flags};
 use super::{Dep, Task};
+use crate::sync::atomic::Ordering;
 
-/// Task `t` is generated (submitted for the first time), with dependences `deps`.
+/// Task `t` is generated (submitted for the first time), with dependences `deps`; its
+/// creator runs it at once if `at_once`.
 #[inline(always)]
-pub(super) fn created(t: &Task, deps: &[Dep]) {
+pub(super) fn created(t: &Task, deps: &[Dep], at_once: bool) {
     if oxiomp_instrument::enabled() {
-        tell_created(t, deps);
+        tell_created(t, deps, at_once);
     }
 }
 
 #[cold]
 #[inline(never)]
-fn tell_created(t: &Task, deps: &[Dep]) {
+fn tell_created(t: &Task, deps: &[Dep], at_once: bool) {
     let task = t as *const Task as usize;
+    let undeferred = if at_once { task_flags::UNDEFERRED } else { 0 };
     oxiomp_instrument::tool(|| ToolEvent::TaskCreate {
         task,
-        flags: flags_of(t),
+        flags: flags_of(t) | undeferred,
         has_deps: !deps.is_empty(),
     });
     if !deps.is_empty() {
@@ -43,7 +46,12 @@ pub fn flags_of(t: &Task) -> u32 {
     if t.head.is_final & final_bits::FINAL != 0 {
         f |= task_flags::FINAL;
     }
-    if t.rest.if0.get() || t.head.is_final & final_bits::INCLUDED != 0 {
+    // Run at once by its creator (if(0), included, or not deferred by the runtime: a task
+    // that runs and was never counted in its parent).
+    // Relaxed: the state of the calling thread's own task, or of one suspended beneath it.
+    let running = t.head.state.load(Ordering::Relaxed) == State::Running as u32;
+    let at_once = running && t.rest.counted.get() == Counted::Lazy;
+    if t.rest.if0.get() || t.head.is_final & final_bits::INCLUDED != 0 || at_once {
         f |= task_flags::UNDEFERRED;
     }
     f
@@ -60,21 +68,32 @@ fn schedule(prior: *const Task, status: u32, next: *const Task) {
 }
 
 /// The calling thread suspends `prev` to run `t` (nothing when `t` goes on running: the
-/// nested later part of an untied if(0) task).
+/// nested later part of an untied if(0) task), in a `taskyield` of `prev` if `yielding`.
 #[inline(always)]
-pub(super) fn switched(prev: *const Task, t: &Task) {
+pub(super) fn switched(prev: *const Task, t: &Task, yielding: bool) {
     if !std::ptr::eq(prev, t) {
-        schedule(prev, task_status::SWITCH, t);
+        schedule(prev, if yielding { task_status::YIELD } else { task_status::SWITCH }, t);
     }
 }
 
-/// The body of `t` returned to `prev` for the last time: it completes, unless it waits for
-/// its detach event (`finish::complete` tells that case, when it knows).
+/// The body of `t` returned to `prev` for the last time: it completes (cancelled, if its
+/// taskgroup was meanwhile), unless it waits for its detach event (`finish::complete` tells
+/// that case, when it knows).
 #[inline(always)]
 pub(super) fn body_done(t: &Task, prev: *const Task) {
     if !std::ptr::eq(prev, t) && t.head.flags & flags::DETACHABLE == 0 {
-        schedule(t, task_status::COMPLETE, prev);
+        oxiomp_instrument::tool(|| ToolEvent::TaskSchedule {
+            prior: t as *const Task as usize,
+            status: if group_cancelled(t) { task_status::CANCEL } else { task_status::COMPLETE },
+            next: prev as usize,
+        });
     }
+}
+
+/// Whether the taskgroup of `t` (or one enclosing it) was cancelled.
+fn group_cancelled(t: &Task) -> bool {
+    // SAFETY: a taskgroup outlives the tasks generated in it.
+    unsafe { t.head.group.as_ref() }.is_some_and(|g| g.is_cancelled())
 }
 
 /// `t`, cancelled before it started, ends without running (discarded); the thread goes back
@@ -82,7 +101,11 @@ pub(super) fn body_done(t: &Task, prev: *const Task) {
 #[inline(always)]
 pub(super) fn cancelled(t: &Task, prev: *const Task) {
     let task = t as *const Task as usize;
-    oxiomp_instrument::tool(|| ToolEvent::Cancel { flags: cancel_flags::DISCARDED_TASK, task });
+    oxiomp_instrument::tool(|| ToolEvent::Cancel {
+        flags: cancel_flags::DISCARDED_TASK
+            | if group_cancelled(t) { cancel_flags::TASKGROUP } else { cancel_flags::PARALLEL },
+        task,
+    });
     schedule(t, task_status::CANCEL, prev);
 }
 

@@ -189,7 +189,10 @@ fn sync_tool(kind: u32, point: SyncPoint) {
 /// `taskyield`: may run another task.
 pub fn taskyield(th: Thread) {
     oxiomp_instrument::taskyield_enter();
+    let ts = th.task_state();
+    ts.set_yielding(true);
     constrained(th, || run_one(th));
+    ts.set_yielding(false);
     oxiomp_instrument::taskyield_exit();
 }
 
@@ -316,22 +319,31 @@ pub fn taskgroup_cancelled(th: Thread) -> bool {
 }
 
 /// `taskwait depend(...)` (and `task if(0) depend(...)`): waits for the sibling tasks the
-/// dependences name.
-/// A tool is told of a taskwait region around it (the children it waits for are among those
-/// a plain `taskwait` would).
+/// dependences name. A tool is told of the wait as of a task of its own with these
+/// dependences, complete when they are satisfied (as libomp tells it).
 pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
     th.task_state().detach().wait(deps);
+    let word = crate::tool::ToolData::new();
+    let data = word.as_ptr() as usize;
+    oxiomp_instrument::tool(|| ToolEvent::TaskwaitDeps {
+        data,
+        list: deps.as_ptr() as usize,
+        n: deps.len() as u32,
+    });
+    wait_deps_quietly(th, deps);
+    oxiomp_instrument::tool(|| ToolEvent::TaskwaitDepsDone { data });
+}
+
+/// [`wait_deps`] but for the tool's events.
+fn wait_deps_quietly(th: Thread, deps: &mut Vec<Dep>) {
     let t = current(th);
     // SAFETY: only the task running on this thread touches its child map.
-    let Some(map) = (unsafe { &*t.rest.child_deps.get() }).as_deref() else {
-        return sync_tool(sync_kind::TASKWAIT, SyncPoint::Whole);
-    };
+    let Some(map) = (unsafe { &*t.rest.child_deps.get() }).as_deref() else { return };
     // Every child complete: every dependence is satisfied (Acquire: their writes are seen).
     if t.children_done() {
-        return sync_tool(sync_kind::TASKWAIT, SyncPoint::Whole);
+        return;
     }
     oxiomp_instrument::taskwait_deps_enter();
-    sync_tool(sync_kind::TASKWAIT, SyncPoint::BeginWait);
     deps::merge(deps);
     let w = descriptor::alloc_node(Kind::Waiter, t.head.team);
     // Two references: ours, and the one `make_ready` drops.
@@ -344,6 +356,5 @@ pub fn wait_deps(th: Thread, deps: &mut Vec<Dep>) {
         release_ref(w);
     }
     release_ref(w);
-    sync_tool(sync_kind::TASKWAIT, SyncPoint::WaitDoneEnd);
     oxiomp_instrument::taskwait_deps_exit();
 }

@@ -13,7 +13,7 @@ use oxiomp_instrument::State;
 use crate::barrier::Barrier;
 use crate::icv::{Icvs, ProcBind};
 use crate::sync::atomic::{AtomicU32, Ordering};
-use crate::task::descriptor::Task;
+use crate::task::descriptor::{Task, ToolFrame};
 
 /// The code a team runs: `run(data, gtid, tid)` on every member.
 #[derive(Clone, Copy)]
@@ -78,6 +78,9 @@ pub struct Team {
     pub entry: usize,
     /// The `ident_t` of the construct, for diagnostics.
     pub ident: *const c_void,
+    /// The task that encountered the region (the scheduling parent of its implicit tasks);
+    /// null for the initial team.
+    pub encountering: *const Task,
     /// Members by thread number; `[0]` is the primary thread.
     pub(super) members: Vec<Member>,
     pub(super) barrier: Barrier,
@@ -111,11 +114,24 @@ pub struct Team {
     /// Ready and pending explicit tasks.
     pub(super) tasks: crate::task::pool::TaskPool,
     /// The members' implicit tasks, by thread number.
-    pub(super) implicit: Box<[CachePadded<Task>]>,
+    pub(super) implicit: Box<[CachePadded<Implicit>]>,
     /// A tool's word for the region (OMPT's parallel data: see `tool`).
     pub tool: crate::tool::ToolData,
     /// What only the primary thread writes at every fork and join, on a line of its own.
     pub(super) primary: CachePadded<PrimaryOnly>,
+}
+
+/// A member's implicit task and its frames, which the task's `Head::frame` points at once the
+/// team has its final address (they are written only while a tool is attached).
+pub(crate) struct Implicit {
+    pub(crate) task: Task,
+    frame: ToolFrame,
+}
+
+impl Implicit {
+    pub(crate) fn new() -> Implicit {
+        Implicit { task: Task::implicit(), frame: ToolFrame::new() }
+    }
 }
 
 /// A member of a team: its thread's descriptor, by address. The thread descriptor holds teams
@@ -172,6 +188,7 @@ impl Team {
             num_teams: 1,
             entry: 0,
             ident: std::ptr::null(),
+            encountering: std::ptr::null(),
             members: Vec::new(),
             barrier: Barrier::new(1),
             job: Job::NONE,
@@ -189,7 +206,7 @@ impl Team {
             doacross: parking_lot::Mutex::new(Vec::new()),
             hidden: false,
             tasks: crate::task::pool::TaskPool::new(1),
-            implicit: Box::new([CachePadded::new(Task::implicit())]),
+            implicit: Box::new([CachePadded::new(Implicit::new())]),
             tool: crate::tool::ToolData::new(),
             primary: CachePadded::new(PrimaryOnly { epochs: Vec::new(), cg_reserved: 0 }),
         }
@@ -201,19 +218,23 @@ impl Team {
     pub(super) fn reset_implicit_tasks(&mut self) {
         let me: *const Team = self;
         for t in self.implicit.iter_mut() {
-            t.reset_implicit(me);
+            t.task.reset_implicit(me);
+            let frame: *const ToolFrame = &t.frame;
+            if t.task.head.frame.get() != frame {
+                t.task.head.frame.set(frame);
+            }
         }
     }
 
     /// The tool's word of member `tid`'s implicit task.
     pub fn implicit_tool_data(&self, tid: u32) -> *mut u64 {
-        self.implicit[(tid as usize).min(self.implicit.len() - 1)].head.tool.as_ptr()
+        self.implicit[(tid as usize).min(self.implicit.len() - 1)].task.head.tool.as_ptr()
     }
 
     /// The implicit task of member `tid`.
     #[inline]
     pub fn implicit_task(&self, tid: u32) -> *const Task {
-        &*self.implicit[(tid as usize).min(self.implicit.len() - 1)]
+        &self.implicit[(tid as usize).min(self.implicit.len() - 1)].task
     }
 
     /// The team's explicit tasks.

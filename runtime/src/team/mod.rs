@@ -22,6 +22,7 @@ use crate::places::{self, Placement};
 use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::task::Task;
+use crate::team::descriptor::Implicit;
 use crate::thread::{Thread, ThreadDesc};
 use crossbeam_utils::CachePadded;
 pub use descriptor::{Job, Outlined, Team};
@@ -62,7 +63,7 @@ impl Team {
         t.exchange = crate::worksharing::reduction::Exchange::new(n);
         t.ring = crate::worksharing::dispatch::Ring::new(n);
         t.tasks = crate::task::pool::TaskPool::new(n);
-        t.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
+        t.implicit = (0..n).map(|_| CachePadded::new(Implicit::new())).collect();
         t.cg_own = AtomicU32::new(n);
         let t: &'static mut Team = Box::leak(t);
         t.cg = &t.cg_own;
@@ -97,7 +98,7 @@ impl Team {
     /// The implicit tasks of the region's members.
     #[inline]
     pub(crate) fn implicit_tasks(&self) -> impl Iterator<Item = &Task> + Clone {
-        self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &**t)
+        self.implicit[..self.nthreads.max(1) as usize].iter().map(|t| &t.task)
     }
 
     /// The workers (members other than the primary thread).
@@ -125,7 +126,7 @@ impl Team {
         oxiomp_instrument::barrier_plain_enter();
         oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::BeginWait });
         let tid = th.tid() as usize;
-        crate::task::drain(th, std::iter::once(&*self.implicit[tid]));
+        crate::task::drain(th, std::iter::once(&self.implicit[tid].task));
         let spinning = self.barrier.wait_helping(th.tid(), &mut crate::task::BarrierHelp::new(th));
         oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::WaitDoneEnd });
         crate::barrier::trace_end(State::BarrierPlain, spinning);
@@ -138,7 +139,7 @@ impl Team {
         oxiomp_instrument::barrier_plain_enter();
         oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::BeginWait });
         let tid = th.tid();
-        crate::task::drain(th, std::iter::once(&*self.implicit[tid as usize]));
+        crate::task::drain(th, std::iter::once(&self.implicit[tid as usize].task));
         let (cancelled, spinning) =
             self.barrier.wait_cancellable(tid, &mut crate::task::BarrierHelp::new(th));
         oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::WaitDoneEnd });
@@ -192,7 +193,7 @@ impl Team {
             self.exchange = crate::worksharing::reduction::Exchange::new(n as u32);
             self.ring = crate::worksharing::dispatch::Ring::new(n as u32);
             self.tasks = crate::task::pool::TaskPool::new(n as u32);
-            self.implicit = (0..n).map(|_| CachePadded::new(Task::implicit())).collect();
+            self.implicit = (0..n).map(|_| CachePadded::new(Implicit::new())).collect();
         }
         self.primary.epochs.resize(n, 0);
         self.tasks.set_alone(crate::sync::WaitPolicy::oversubscribed());
@@ -376,6 +377,7 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         set(&mut t.num_teams, parent.num_teams);
         set(&mut t.entry, req.job.entry);
         set(&mut t.ident, req.ident);
+        set(&mut t.encountering, th.task_state().task());
         let mut job = req.job;
         if req.copy_outlined {
             // SAFETY: the request's contract (`ForkRequest::outlined`).
@@ -500,6 +502,7 @@ fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
     t.num_teams = parent.num_teams;
     t.entry = entry;
     t.ident = ident;
+    t.encountering = th.task_state().task();
     t.icvs = icvs;
     t.cg = parent.cg;
     th.begin_implicit_task(t, 0, icvs);
@@ -636,6 +639,8 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
 unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
     let saved = th.save();
     th.begin_implicit_task(t, 0, t.icvs);
+    let (team, team_num) = (t as *const Team as usize, t.team_num as u32);
+    oxiomp_instrument::tool(|| ToolEvent::LeagueTaskBegin { team, team_num, num_teams: t.num_teams as u32 });
     if let Some(p) = t.master_place {
         th.bind(p, Runtime::places());
     }
@@ -645,6 +650,7 @@ unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
     crate::worksharing::end_left_loop(th);
     oxiomp_instrument::user_microtask_exit();
     t.finish_tasks(th);
+    oxiomp_instrument::tool(|| ToolEvent::LeagueTaskEnd { team, team_num });
     th.restore(saved);
 }
 

@@ -282,10 +282,13 @@ pub struct Chunk {
     pub last: bool,
 }
 
-/// OMPT's work type of a loop dispatched with `kind`.
-pub(crate) fn work_kind(kind: Kind) -> u32 {
+/// OMPT's work type of a loop dispatched with `kind` by a team of `nthreads`.
+pub(crate) fn work_kind(kind: Kind, nthreads: u32) -> u32 {
     use oxiomp_instrument::work_kind as w;
     match kind {
+        // A guided schedule on one thread is one chunk after another from the start: a static
+        // one (as libomp tells it).
+        Kind::Guided | Kind::GuidedSteal | Kind::GuidedSimd if nthreads == 1 => w::LOOP_STATIC,
         Kind::Static | Kind::StaticSimd => w::LOOP_STATIC,
         Kind::Dynamic | Kind::Steal => w::LOOP_DYNAMIC,
         Kind::Guided | Kind::GuidedSteal | Kind::GuidedSimd => w::LOOP_GUIDED,

@@ -68,10 +68,34 @@ pub fn static_init(
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
     end_left_loop(th);
     oxiomp_instrument::worksharing_enter(what.worksharing(), ident, what.state());
-    if what != StaticKind::Sections {
-        oxiomp_instrument::tool(|| static_chunk_event(&c, ub, incr, what == StaticKind::Distribute));
+    if oxiomp_instrument::tool_attached() {
+        tell_static(what, &c, lb, ub, incr);
     }
     c
+}
+
+/// What a tool is told as the calling thread begins its part `c` of a static construct from
+/// `lb` to `ub` by steps of `incr`: the construct with its iteration count, then (when it has
+/// iterations) its first chunk, or for `sections` the dispatch of its sections.
+#[cold]
+#[inline(never)]
+fn tell_static(what: StaticKind, c: &StaticChunk, lb: i128, ub: i128, incr: i128) {
+    use oxiomp_instrument::work_kind;
+    let count = static_sched::trip_count(lb, ub, incr).min(u64::MAX as u128) as u64;
+    let kind = match what {
+        StaticKind::Loop => work_kind::LOOP_STATIC,
+        StaticKind::Sections => work_kind::SECTIONS,
+        StaticKind::Distribute => work_kind::DISTRIBUTE,
+    };
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind, begin: true, count });
+    if count == 0 {
+        return;
+    }
+    if what == StaticKind::Sections {
+        oxiomp_instrument::tool(|| ToolEvent::Section);
+    } else {
+        oxiomp_instrument::tool(|| static_chunk_event(c, ub, incr, what == StaticKind::Distribute));
+    }
 }
 
 /// What a tool is told of the calling thread's first chunk `c` of a static loop ending at `ub`
@@ -168,14 +192,16 @@ pub fn dispatch_init(th: Thread, ident: usize, sched: i32, lb: i128, ub: i128, s
     }
     let ok = match dispatch::kind_of(sched, th.icvs().run_sched) {
         Some((kind, over)) => {
-            if !sections {
-                // The loop's schedule, which the trace's event does not carry.
-                oxiomp_instrument::tool(|| ToolEvent::Work {
-                    kind: dispatch::work_kind(kind),
-                    begin: true,
-                    count: static_sched::trip_count(lb, ub, if st == 0 { 1 } else { st }) as u64,
-                });
-            }
+            // The loop's schedule and count, which the trace's event does not carry.
+            oxiomp_instrument::tool(|| ToolEvent::Work {
+                kind: if sections {
+                    oxiomp_instrument::work_kind::SECTIONS
+                } else {
+                    dispatch::work_kind(kind, th.team().nthreads)
+                },
+                begin: true,
+                count: static_sched::trip_count(lb, ub, if st == 0 { 1 } else { st }) as u64,
+            });
             let team = th.team();
             let (tid, nth) = (th.tid(), team.nthreads);
             let (kind, chunk) = dispatch::simd_adjust(sched, kind, over, chunk);
