@@ -182,7 +182,15 @@ macro_rules! with_caller_frame {
         #[unsafe(naked)]
         #[unsafe(no_mangle)]
         pub extern "C" fn $name($($a: $t),*) {
-            core::arch::naked_asm!(concat!("mov ", $reg, ", rbp"), "jmp {target}", target = sym $target)
+            // The call frame information says what holds at entry (the return address at the
+            // stack pointer), so that an unwinder stopping here finds the caller.
+            core::arch::naked_asm!(
+                ".cfi_startproc",
+                concat!("mov ", $reg, ", rbp"),
+                "jmp {target}",
+                ".cfi_endproc",
+                target = sym $target
+            )
         }
     };
 }
