@@ -65,53 +65,58 @@ impl Frame {
         self.exit.as_ptr()
     }
 
+    #[inline]
+    fn set_exit(&self, addr: usize, flags: i32) {
+        self.exit.set(addr);
+        self.exit_flags.set(flags);
+    }
+
+    #[inline]
+    fn set_enter(&self, addr: usize, flags: i32) {
+        self.enter.set(addr);
+        self.enter_flags.set(flags);
+    }
+
     /// The task's code is about to be called by a runtime procedure that stores its frame
     /// pointer in [`exit_slot`](Self::exit_slot): no enter frame, the exit frame a frame
     /// pointer (written by that procedure).
     #[inline]
     pub fn code_begins(&self) {
-        self.enter.set(0);
-        self.enter_flags.set(0);
+        self.left();
         self.exit_flags.set(frame_flags::RUNTIME | frame_flags::FRAMEPOINTER);
     }
 
     /// The task's code returned to the runtime for good.
     #[inline]
     pub fn code_ended(&self) {
-        self.exit.set(0);
-        self.exit_flags.set(0);
+        self.set_exit(0, 0);
     }
 
     /// The task's code is called by the program itself, from its frame with frame pointer
     /// `fp` (an if(0) task, the implicit task of a serialized region).
     #[inline]
     pub fn code_begins_at(&self, fp: usize) {
-        self.enter.set(0);
-        self.enter_flags.set(0);
-        self.exit.set(fp);
-        self.exit_flags.set(frame_flags::APPLICATION | frame_flags::FRAMEPOINTER);
+        self.left();
+        self.set_exit(fp, frame_flags::APPLICATION | frame_flags::FRAMEPOINTER);
     }
 
     /// The task's code, in its frame with frame pointer `fp`, called a runtime entry that
     /// begins a task the program then calls itself ([`code_begins_at`](Self::code_begins_at)).
     #[inline]
     pub fn entered_from(&self, fp: usize) {
-        self.enter.set(fp);
-        self.enter_flags.set(frame_flags::APPLICATION | frame_flags::FRAMEPOINTER);
+        self.set_enter(fp, frame_flags::APPLICATION | frame_flags::FRAMEPOINTER);
     }
 
     /// The task's code called the runtime entry whose frame holds stack address `addr`.
     #[inline]
     pub fn entered(&self, addr: usize) {
-        self.enter.set(addr);
-        self.enter_flags.set(frame_flags::RUNTIME | frame_flags::STACKADDRESS);
+        self.set_enter(addr, frame_flags::RUNTIME | frame_flags::STACKADDRESS);
     }
 
     /// The runtime entry returns to the task's code.
     #[inline]
     pub fn left(&self) {
-        self.enter.set(0);
-        self.enter_flags.set(0);
+        self.set_enter(0, 0);
     }
 
     /// The address a tool is given (`ompt_frame_t *`).
