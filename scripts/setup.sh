@@ -13,6 +13,8 @@ command -v clang-19 >/dev/null 2>&1 || need+=(clang-19)
 [ -e /usr/lib/llvm-19/lib/libomp.so.5 ] && [ -e /usr/lib/llvm-19/lib/clang/19/include/omp.h ] || need+=(libomp-19-dev)
 # ThreadSanitizer's runtime, for the Archer tests (Archer itself, libarcher.so, is libomp-19-dev's).
 [ -e /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.tsan-x86_64.a ] || need+=(libclang-rt-19-dev)
+# gdb, with LLVM's OMPD plugin (in libomp-19-dev), for the debugger tests.
+command -v gdb >/dev/null 2>&1 || need+=(gdb)
 command -v cargo >/dev/null 2>&1 || { echo "setup: cargo is missing: install Rust (https://rustup.rs) first" >&2; exit 1; }
 
 if [ ${#need[@]} -gt 0 ]; then

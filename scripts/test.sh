@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 
-cargo build --release
+cargo build --release --workspace
 cargo test --release --workspace
 # The task programs once more on a debug build of the library, whose assertions are on (among
 # them: every task block taken from a free list is at rest, every gtid is the caller's).

@@ -224,6 +224,17 @@ fn deliver(events: &[Event]) {
     if m & OTHER != 0 {
         deliver_other(events);
     }
+    if m & KEEPER != 0 {
+        deliver_keeper(events);
+    }
+}
+
+/// Hands `events` to the state keeper installed with [`install_keeper`] (a debugger's view).
+#[cold]
+fn deliver_keeper(events: &[Event]) {
+    if let Some(k) = KEEPER_RECORDER.get() {
+        k.record(events);
+    }
 }
 
 /// Hands `events` to the recorder installed with [`install`] (a tool interface).
@@ -470,13 +481,16 @@ pub(crate) fn creator() -> i32 {
 }
 
 /// Which recorders are installed, a bit each: `OVNI` ([`ovni::OvniRecorder`], called
-/// directly) and `OTHER` (through `RECORDER`: a tool interface); both may be (a trace and a
-/// tool at once), or neither (`OFF`).
+/// directly), `OTHER` (through `RECORDER`: a tool interface) and `KEEPER` (through
+/// `KEEPER_RECORDER`: what keeps each thread's state for a debugger); any may be (a trace, a
+/// tool and a debugger at once), or none (`OFF`).
 static MODE: AtomicU8 = AtomicU8::new(OFF);
 const OFF: u8 = 0;
 const OVNI: u8 = 1;
 const OTHER: u8 = 2;
+const KEEPER: u8 = 4;
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
+static KEEPER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 
 /// Whether a recorder prints its warnings (the runtime's `KMP_WARNINGS`).
 static WARNINGS: AtomicBool = AtomicBool::new(true);
@@ -535,6 +549,30 @@ pub fn install(recorder: &'static dyn Recorder) -> bool {
     // Release: with the OnceLock's own, the recorder is published before the bit.
     MODE.fetch_or(OTHER, Ordering::Release);
     true
+}
+
+/// Installs the recorder that keeps each thread's state where a debugger reads it (it sees
+/// every event, after the trace's and the tool's recorders). Returns false if one was
+/// installed already.
+pub fn install_keeper(keeper: &'static dyn Recorder) -> bool {
+    if KEEPER_RECORDER.set(keeper).is_err() {
+        return false;
+    }
+    // Release: as in `install`.
+    MODE.fetch_or(KEEPER, Ordering::Release);
+    true
+}
+
+/// Whether the runtime keeps task frames: a tool (OMPT) or a debugger (OMPD) reads them.
+#[inline(always)]
+pub fn frames_wanted() -> bool {
+    mode() & (OTHER | KEEPER) != 0
+}
+
+/// Whether the state keeper of [`install_keeper`] is installed.
+#[inline]
+pub fn keeper_installed() -> bool {
+    mode() & KEEPER != 0
 }
 
 /// Stops handing events to the recorder of [`install`] (the tool was finalized); it stays

@@ -17,6 +17,7 @@ pub mod api;
 pub mod extensions;
 pub mod lock;
 pub mod memory;
+mod ompd;
 mod ompt;
 pub mod parallel;
 pub mod sync;
@@ -132,7 +133,13 @@ pub extern "C" fn oxiomp_debug_root() -> *const c_void {
 /// Run when the library is loaded (`.init_array`), before any thread can register: makes the
 /// OMPT start-up the runtime's tool starter.
 extern "C" fn register_tool_starter() {
-    oxiomp_runtime::tool::set_starter(ompt::start);
+    oxiomp_runtime::tool::set_starter(start_tools);
+}
+
+/// Starts a tool (OMPT), then the debugger's side (OMPD), which keeps thread states for both.
+fn start_tools() {
+    ompt::start();
+    ompd::start(oxiomp_instrument::tool_attached());
 }
 
 #[used]

@@ -418,6 +418,13 @@ pub fn read(src: &dyn Source) -> Settings {
         .unwrap_or(DisplayEnv::False);
     let warnings = r.read("KMP_WARNINGS", "true", parse_bool).unwrap_or(true);
     let display_affinity = r.read("OMP_DISPLAY_AFFINITY", "false", parse_bool).unwrap_or(false);
+    let debug = r
+        .read("OMP_DEBUG", "disabled", |s| match s.trim().to_ascii_lowercase().as_str() {
+            "enabled" => Ok(true),
+            "disabled" => Ok(false),
+            _ => Err("expected enabled or disabled".to_string()),
+        })
+        .unwrap_or(false);
     let affinity_format =
         src.get("OMP_AFFINITY_FORMAT").unwrap_or_else(|| crate::affinity_format::DEFAULT_FORMAT.to_string());
     if let Some(w) = crate::affinity_format::width_warning(&affinity_format) {
@@ -501,6 +508,7 @@ pub fn read(src: &dyn Source) -> Settings {
             nteams,
             teams_thread_limit,
             display_env,
+            debug,
             warnings,
             display_affinity,
             affinity_format,
@@ -544,6 +552,16 @@ pub fn settings_report(s: &Settings) -> String {
 }
 
 pub fn display(s: &Settings) -> String {
+    display_as(s, s.globals.display_env == DisplayEnv::Verbose)
+}
+
+/// The `OMP_DISPLAY_ENV=verbose` text, whatever `OMP_DISPLAY_ENV` says (what a debugger
+/// shows: OMPD's `ompd_get_display_control_vars`).
+pub fn display_verbose(s: &Settings) -> String {
+    display_as(s, true)
+}
+
+fn display_as(s: &Settings, verbose: bool) -> String {
     let i = &s.icvs;
     let g = &s.globals;
     let list =
@@ -593,7 +611,8 @@ pub fn display(s: &Settings) -> String {
     line("OMP_AFFINITY_FORMAT", g.affinity_format.clone());
     line("OMP_NUM_TEAMS", g.nteams.to_string());
     line("OMP_TEAMS_THREAD_LIMIT", g.teams_thread_limit.to_string());
-    if g.display_env == DisplayEnv::Verbose {
+    line("OMP_DEBUG", if g.debug { "enabled" } else { "disabled" }.into());
+    if verbose {
         let bt = g.blocktime_ms.map_or("infinite".to_string(), |b| b.to_string());
         line("KMP_BLOCKTIME", bt);
     }

@@ -130,6 +130,22 @@ pub struct Icvs {
     pub def_allocator: usize,
 }
 
+/// The ICVs a debugger reads (`crate::debug::layout`), in the ICV struct a thread and a team
+/// hold.
+pub(crate) const DEBUG_FIELDS: [crate::debug::layout::Field; 11] = [
+    crate::debug_field!("icvs.nthreads", Icvs, nthreads),
+    crate::debug_field!("icvs.dynamic", Icvs, dynamic),
+    crate::debug_field!("icvs.max_active_levels", Icvs, max_active_levels),
+    crate::debug_field!("icvs.sched_kind", Icvs, run_sched.kind),
+    crate::debug_field!("icvs.sched_chunk", Icvs, run_sched.chunk),
+    crate::debug_field!("icvs.sched_monotonic", Icvs, run_sched.monotonic),
+    crate::debug_field!("icvs.bind", Icvs, bind),
+    crate::debug_field!("icvs.default_device", Icvs, default_device),
+    crate::debug_field!("icvs.thread_limit", Icvs, thread_limit),
+    crate::debug_field!("icvs.partition_start", Icvs, partition_start),
+    crate::debug_field!("icvs.partition_len", Icvs, partition_len),
+];
+
 impl Icvs {
     /// The ICVs the implicit tasks of a new team start with (OpenMP 5.2 §2.4: the lists lose
     /// their first element when they have more than one).
@@ -170,6 +186,8 @@ pub struct Globals {
     pub warnings: bool,
     /// OMP_DISPLAY_AFFINITY.
     pub display_affinity: bool,
+    /// debug-var (`OMP_DEBUG=enabled`): the runtime keeps what a debugger reads (OMPD).
+    pub debug: bool,
     /// affinity-format-var as the environment set it (OMP_AFFINITY_FORMAT).
     pub affinity_format: String,
     /// The OMP_PLACES text as given (for display), if any.

@@ -19,6 +19,9 @@ pub mod barrier;
 pub(crate) mod sync;
 
 #[cfg(not(loom))]
+pub mod debug;
+
+#[cfg(not(loom))]
 pub mod env;
 #[cfg(not(loom))]
 pub mod error;

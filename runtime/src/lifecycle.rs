@@ -6,10 +6,11 @@
 
 use oxiomp_instrument::{State, ToolEvent};
 
+use crate::debug::state::ompt_state;
 use crate::registry::Runtime;
 use crate::sync::atomic::Ordering;
 use crate::team::Team;
-use crate::thread::{self, Thread, ThreadDesc, ThreadState};
+use crate::thread::{self, Thread, ThreadDesc};
 
 impl Thread {
     /// The calling thread; a thread the runtime does not know yet becomes a new initial thread.
@@ -203,7 +204,7 @@ fn end_initial(me: Thread) {
     oxiomp_instrument::tool(|| ToolEvent::ThreadEnd);
     rt.adjust_busy(-1);
     // Relaxed: see `ThreadDesc::begin_initial`.
-    desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
+    desc.state.store(ompt_state::IDLE, Ordering::Relaxed);
     desc.os_tid.store(0, Ordering::Relaxed);
     if desc.gtid != 0 && !inside {
         thread::clear_current();
@@ -378,19 +379,17 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
     let mut help = || desc.help_previous(|| crate::task::help_barrier(me));
     loop {
         epoch = epoch.wrapping_add(1);
-        desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
         oxiomp_instrument::barrier_fork_enter();
         let mut spinning = false;
         let (team, tid) = desc.wait_for_work(epoch, &mut help, &mut spinning);
         crate::barrier::trace_end(State::BarrierFork, spinning);
-        desc.state.store(ThreadState::Work as u32, Ordering::Relaxed);
         if team.is_null() {
             // `retire_worker`: the thread ends. Teams it kept for nested regions give their
             // workers back first; after reporting it touches the descriptor no more.
             release_hot_teams(me, Runtime::get());
             oxiomp_instrument::worker_loop_exit();
             oxiomp_instrument::tool(|| ToolEvent::ThreadEnd);
-            desc.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
+            desc.state.store(ompt_state::IDLE, Ordering::Relaxed);
             // Relaxed: for display only.
             desc.os_tid.store(0, Ordering::Relaxed);
             desc.report_joined(epoch, std::ptr::null());

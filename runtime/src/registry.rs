@@ -68,6 +68,13 @@ unsafe impl Send for Runtime {}
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
+/// The root's fields a debugger reads (`crate::debug::layout`).
+pub(crate) const DEBUG_FIELDS: [crate::debug::layout::Field; 3] = [
+    crate::debug_field!("runtime.thread_count", Runtime, thread_count),
+    crate::debug_field!("runtime.thread_capacity", Runtime, thread_capacity),
+    crate::debug_field!("runtime.threads", Runtime, threads),
+];
+
 /// Whether the runtime prints its warnings (`KMP_WARNINGS`, `kmp_set_warnings_on/off`).
 static WARNINGS: AtomicBool = AtomicBool::new(true);
 

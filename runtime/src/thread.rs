@@ -8,9 +8,11 @@ use std::cell::{Cell, UnsafeCell};
 
 use crossbeam_utils::CachePadded;
 
+use crate::debug::layout::Field;
+use crate::debug::state::ompt_state;
 use crate::icv::{Icvs, ProcBind};
 use crate::places::PlaceList;
-use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::sync::wait::EpochFlag;
 use crate::task::cache::BlockCache;
 use crate::team::descriptor::Team;
@@ -32,17 +34,6 @@ pub(crate) fn clear_current() {
     crate::task::cache::set_own(std::ptr::null());
 }
 
-/// What a thread is doing, for debuggers and tools (values of OMPD's `omp_state_t` where one
-/// fits).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum ThreadState {
-    Work = 1,
-    Idle = 2,
-    Overhead = 3,
-    WaitBarrier = 0x10,
-}
-
 /// A thread the runtime knows: an initial thread (the program's main thread, or any thread the
 /// program created that called into the runtime) or a pool worker.
 #[repr(C)]
@@ -56,8 +47,13 @@ pub struct ThreadDesc {
     /// 1 for an initial thread, 0 for a worker (a worker that forks inside a region is the
     /// initial thread of the child process).
     pub is_initial: AtomicU32,
-    /// A [`ThreadState`] value.
+    /// What the thread does: an `ompt_state_t` value (`debug::state::ompt_state`), kept
+    /// while a state keeper is installed (`crate::debug`); otherwise only set as a thread
+    /// begins (work) and ends (idle).
     pub state: AtomicU32,
+    /// What the thread waits for in a wait state: the lock's, critical section's or ordered
+    /// region's address, or its team's for a barrier (0: none).
+    pub wait_id: AtomicU64,
     /// What the master writes and the worker reads at a fork: one cache line.
     go: CachePadded<Mailbox>,
     /// What the worker writes and the master reads at a join: one cache line.
@@ -70,6 +66,8 @@ pub struct ThreadDesc {
     fork: ForkState,
     /// Its worksharing constructs.
     ws: crate::worksharing::state::ThreadState,
+    /// What it does, as a debugger sees it (kept while a state keeper is installed).
+    debug: crate::debug::state::DebugState,
     /// Threads in the contention group this thread is the initial thread of (itself included).
     pub(crate) cg_threads: AtomicU32,
     /// Free task blocks of tasks this thread created.
@@ -184,6 +182,12 @@ impl Thread {
         team.level == 0 && std::ptr::eq(team.cg, &self.desc().cg_threads)
     }
 
+    /// The thread's state as a debugger sees it (`crate::debug`).
+    #[inline]
+    pub(crate) fn debug(self) -> &'static crate::debug::state::DebugState {
+        &self.desc.debug
+    }
+
     /// The calling thread if the runtime knows it (never registers a new one).
     #[inline]
     pub fn peek() -> Option<Thread> {
@@ -226,6 +230,13 @@ impl Thread {
         // outlive the regions that run on them (hot teams are kept, serialized and root teams
         // are never freed while referenced).
         unsafe { &*self.desc.core.team.get() }
+    }
+
+    /// The current team, or None for a worker that has not had one yet.
+    #[inline]
+    pub(crate) fn team_if_any(&self) -> Option<&Team> {
+        // SAFETY: as in `team`, when not null.
+        unsafe { self.desc.core.team.get().as_ref() }
     }
 
     /// The thread number in the current team.
@@ -387,7 +398,7 @@ impl ThreadDesc {
     pub(crate) fn leak_hidden_helper(gtid: i32, icvs: Icvs) -> &'static ThreadDesc {
         let d = ThreadDesc::leak_new(gtid, 0, icvs);
         // Relaxed: no thread yet; the registry publishes the descriptor.
-        d.state.store(ThreadState::Idle as u32, Ordering::Relaxed);
+        d.state.store(ompt_state::IDLE, Ordering::Relaxed);
         d
     }
 
@@ -398,7 +409,8 @@ impl ThreadDesc {
             gtid,
             os_tid: AtomicI32::new(0),
             is_initial: AtomicU32::new(is_initial),
-            state: AtomicU32::new(ThreadState::Work as u32),
+            state: AtomicU32::new(ompt_state::WORK_SERIAL),
+            wait_id: AtomicU64::new(0),
             go: CachePadded::new(Mailbox {
                 epoch: EpochFlag::new(0),
                 assignment: UnsafeCell::new(Assignment { team: std::ptr::null(), tid: 0 }),
@@ -411,6 +423,7 @@ impl ThreadDesc {
             core: Core::new(icvs),
             fork: Default::default(),
             ws: Default::default(),
+            debug: Default::default(),
             tasks: crate::task::state::ThreadState::new(gtid),
             cg_threads: AtomicU32::new(1),
             task_cache: BlockCache::new(),
@@ -480,7 +493,7 @@ impl ThreadDesc {
         // Relaxed: a debugger reads these of a stopped process; the registry's lock orders
         // them for the next thread the descriptor serves.
         self.cg_threads.store(1, Ordering::Relaxed);
-        self.state.store(ThreadState::Work as u32, Ordering::Relaxed);
+        self.state.store(ompt_state::WORK_SERIAL, Ordering::Relaxed);
         // SAFETY: gettid has no preconditions.
         self.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
     }
@@ -636,6 +649,26 @@ mod tests {
     }
 }
 
+/// The thread descriptor's fields a debugger reads (`crate::debug::layout`).
+pub(crate) const DEBUG_FIELDS: [Field; 12] = [
+    Field::size_of("thread", std::mem::size_of::<ThreadDesc>()),
+    crate::debug_field!("thread.gtid", ThreadDesc, gtid),
+    crate::debug_field!("thread.os_tid", ThreadDesc, os_tid),
+    crate::debug_field!("thread.is_initial", ThreadDesc, is_initial),
+    crate::debug_field!("thread.state", ThreadDesc, state),
+    crate::debug_field!("thread.wait_id", ThreadDesc, wait_id),
+    crate::debug_field!("thread.team", ThreadDesc, core.team),
+    crate::debug_field!("thread.tid", ThreadDesc, core.tid),
+    crate::debug_field!("thread.icvs", ThreadDesc, core.icvs),
+    Field::new(
+        "thread.task",
+        std::mem::offset_of!(ThreadDesc, tasks) + crate::task::state::ThreadState::TASK_OFFSET,
+        std::mem::size_of::<usize>(),
+    ),
+    crate::debug_field!("thread.tool", ThreadDesc, tool),
+    crate::debug_field!("thread.cg_threads", ThreadDesc, cg_threads),
+];
+
 /// The descriptor layout docs/architecture.md gives debuggers (*Descriptor layout*), on
 /// x86-64: a change of it must change that table too.
 #[cfg(all(test, not(loom), target_arch = "x86_64"))]
@@ -665,6 +698,8 @@ mod layout {
             ],
             [0, 4, 8, 12]
         );
+        assert_eq!(offset_of!(ThreadDesc, wait_id), 16);
+        assert_eq!(offset_of!(Team, implicit_tasks), 64);
         assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, team), 384);
         assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, tid), 392);
         assert_eq!(offset_of!(ThreadDesc, tasks) + crate::task::state::ThreadState::TASK_OFFSET, 536);

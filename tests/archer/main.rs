@@ -44,14 +44,7 @@ fn build(name: &str) -> PathBuf {
     let out = profile_dir().join("archer-tests");
     std::fs::create_dir_all(&out).unwrap();
     let exe = out.join(name);
-    let o = Command::new("clang-19")
-        .args(["-fopenmp", "-fsanitize=thread", "-g", "-O1", "-Wall"])
-        .arg(src(name))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("clang-19 (see README)");
-    assert!(o.status.success(), "building {name}: {}", String::from_utf8_lossy(&o.stderr));
+    common::clang(&src(name), &exe, &["-fopenmp", "-fsanitize=thread", "-g", "-O1", "-Wall"]);
     exe
 }
 

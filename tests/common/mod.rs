@@ -38,6 +38,19 @@ pub fn lib() -> &'static Lib {
     })
 }
 
+/// Compiles the C file `src` with clang-19 and `flags` into `exe`, failing the test with the
+/// compiler's messages if it does not build.
+pub fn clang(src: &Path, exe: &Path, flags: &[&str]) {
+    let o = Command::new("clang-19")
+        .args(flags)
+        .arg(src)
+        .arg("-o")
+        .arg(exe)
+        .output()
+        .expect("clang-19 (install it: scripts/setup.sh)");
+    assert!(o.status.success(), "building {}: {}", src.display(), String::from_utf8_lossy(&o.stderr));
+}
+
 /// Removes the caller's OpenMP, runtime, loader and tracing settings from `c`'s environment.
 pub fn clean_env(c: &mut Command) {
     for (k, _) in std::env::vars() {

@@ -30,14 +30,7 @@ fn built() -> &'static Built {
             (vec!["-shared", "-fPIC", "-O2", "-Wall"], ("tool.c", &tool)),
             (vec!["-fopenmp", "-O2", "-Wall"], ("prog.c", &prog)),
         ] {
-            let o = Command::new("clang-19")
-                .args(args)
-                .arg(src.join(what.0))
-                .arg("-o")
-                .arg(what.1)
-                .output()
-                .expect("clang-19 (see README)");
-            assert!(o.status.success(), "building {}: {}", what.0, String::from_utf8_lossy(&o.stderr));
+            common::clang(&src.join(what.0), what.1, &args);
         }
         Built { tool, prog }
     })

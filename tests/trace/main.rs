@@ -28,14 +28,7 @@ fn build(name: &str, threads: &str) -> PathBuf {
     // One executable per run: tests that run one program in teams of different sizes run
     // in parallel (one compiling over the file the other executes fails with ETXTBSY).
     let exe = dir.join(format!("{name}-{threads}"));
-    let out = Command::new("clang-19")
-        .args(["-fopenmp", "-O2", "-Wall", "-g"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("clang-19 (install it: scripts/setup.sh)");
-    assert!(out.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&out.stderr));
+    common::clang(&src, &exe, &["-fopenmp", "-O2", "-Wall", "-g"]);
     exe
 }
 

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::task::Task;
 use oxiomp_runtime::task::descriptor::Kind;
-use oxiomp_runtime::thread::ThreadState;
 
 use super::{CALLBACKS, Data, Frame, cb};
 
@@ -271,31 +270,7 @@ unsafe extern "C" fn enumerate_mutex_impls(
 }
 
 /// `ompt_state_t` values and names (`ompt_enumerate_states`).
-const STATES: [(c_int, &CStr); 23] = [
-    (0x000, c"ompt_state_work_serial"),
-    (0x001, c"ompt_state_work_parallel"),
-    (0x002, c"ompt_state_work_reduction"),
-    (0x010, c"ompt_state_wait_barrier"),
-    (0x011, c"ompt_state_wait_barrier_implicit_parallel"),
-    (0x012, c"ompt_state_wait_barrier_implicit_workshare"),
-    (0x013, c"ompt_state_wait_barrier_implicit"),
-    (0x014, c"ompt_state_wait_barrier_explicit"),
-    (0x015, c"ompt_state_wait_barrier_implementation"),
-    (0x016, c"ompt_state_wait_barrier_teams"),
-    (0x020, c"ompt_state_wait_taskwait"),
-    (0x021, c"ompt_state_wait_taskgroup"),
-    (0x040, c"ompt_state_wait_mutex"),
-    (0x041, c"ompt_state_wait_lock"),
-    (0x042, c"ompt_state_wait_critical"),
-    (0x043, c"ompt_state_wait_atomic"),
-    (0x044, c"ompt_state_wait_ordered"),
-    (0x080, c"ompt_state_wait_target"),
-    (0x081, c"ompt_state_wait_target_map"),
-    (0x082, c"ompt_state_wait_target_update"),
-    (0x100, c"ompt_state_idle"),
-    (0x101, c"ompt_state_overhead"),
-    (0x102, c"ompt_state_undefined"),
-];
+const STATES: &[(u32, &CStr)] = oxiomp_runtime::debug::state::ompt_state::ALL;
 
 /// `ompt_state_undefined`: the state of a thread the runtime does not know.
 const STATE_UNDEFINED: c_int = 0x102;
@@ -306,9 +281,9 @@ unsafe extern "C" fn enumerate_states(current: c_int, next: *mut c_int, name: *m
     let at = if current == STATE_UNDEFINED {
         Some(0)
     } else {
-        STATES.iter().position(|(v, _)| *v == current).map(|i| i + 1)
+        STATES.iter().position(|(v, _)| *v as c_int == current).map(|i| i + 1)
     };
-    let Some(&(v, n)) = at.and_then(|i| STATES.get(i)).filter(|(v, _)| *v != STATE_UNDEFINED) else {
+    let Some(&(v, n)) = at.and_then(|i| STATES.get(i)).filter(|(v, _)| *v as c_int != STATE_UNDEFINED) else {
         return 0;
     };
     if next.is_null() || name.is_null() {
@@ -316,29 +291,28 @@ unsafe extern "C" fn enumerate_states(current: c_int, next: *mut c_int, name: *m
     }
     // SAFETY: the tool passes pointers to an int and a string pointer variable.
     unsafe {
-        next.write(v);
+        next.write(v as c_int);
         name.write(n.as_ptr());
     }
     1
 }
 
-/// `ompt_get_state`: what the calling thread is doing, from the state the runtime keeps for
-/// debuggers (work, idle, overhead, a barrier); no wait id (0). A thread that is not the
-/// runtime's works serially (as libomp answers: `ompt_state_work_serial`).
+/// `ompt_get_state`: what the calling thread is doing and what it waits for (the lock,
+/// critical section or ordered region's wait id, its team's for a barrier), as the state
+/// keeper (installed with the tool: `crate::ompd`) keeps it in the thread's descriptor. A
+/// thread that is not the runtime's works serially (as libomp answers:
+/// `ompt_state_work_serial`).
 unsafe extern "C" fn get_state(wait_id: *mut u64) -> c_int {
+    let (state, id) = match Thread::peek() {
+        // Relaxed: values for display, written by this thread itself.
+        Some(th) => (th.desc().state.load(Ordering::Relaxed), th.desc().wait_id.load(Ordering::Relaxed)),
+        None => (0x000, 0),
+    };
     if !wait_id.is_null() {
         // SAFETY: the tool passes a pointer to a wait id variable.
-        unsafe { wait_id.write(0) };
+        unsafe { wait_id.write(id) };
     }
-    let Some(th) = Thread::peek() else { return 0x000 };
-    // Relaxed: a state for display, written by the thread itself.
-    match th.desc().state.load(Ordering::Relaxed) {
-        s if s == ThreadState::Idle as u32 => 0x100,
-        s if s == ThreadState::Overhead as u32 => 0x101,
-        s if s == ThreadState::WaitBarrier as u32 => 0x011,
-        _ if th.team().nthreads > 1 || th.team().level > 0 => 0x001,
-        _ => 0x000,
-    }
+    state as c_int
 }
 
 /// `ompt_get_unique_id`: a number no other call returns (never 0).

@@ -121,6 +121,29 @@ pub struct Task {
     pub(crate) icvs: IcvSave,
 }
 
+/// The task descriptor's fields a debugger reads (`crate::debug::layout`); `task.routine` is
+/// the routine pointer of an explicit task's `kmp_task_t`, after the header.
+pub(crate) const DEBUG_FIELDS: [crate::debug::layout::Field; 14] = [
+    crate::debug_field!("task.kind", Task, head.kind),
+    crate::debug_field!("task.flags", Task, head.flags),
+    crate::debug_field!("task.state", Task, head.state),
+    crate::debug_field!("task.id", Task, head.id),
+    crate::debug_field!("task.parent", Task, head.parent),
+    crate::debug_field!("task.root", Task, head.root),
+    crate::debug_field!("task.team", Task, head.team),
+    crate::debug_field!("task.depth", Task, head.depth),
+    crate::debug_field!("task.final", Task, head.is_final),
+    crate::debug_field!("task.frame", Task, head.frame),
+    crate::debug_field!("task.tool", Task, head.tool),
+    crate::debug::layout::Field::new(
+        "task.routine",
+        HEADER + std::mem::size_of::<usize>(),
+        std::mem::size_of::<usize>(),
+    ),
+    crate::debug_field!("toolframe.frame", ToolFrame, frame),
+    crate::debug_field!("toolframe.scheduler", ToolFrame, scheduler),
+];
+
 /// What a tool or debugger reads of a task that is running or suspended on a thread: kept
 /// outside the task's block, where the code running the task has it (`Head::frame`).
 #[repr(C)]

@@ -42,6 +42,14 @@ pub struct Frame {
     enter_flags: Cell<i32>,
 }
 
+/// A frame record's fields a debugger reads (`crate::debug::layout`).
+pub(crate) const DEBUG_FIELDS: [crate::debug::layout::Field; 4] = [
+    crate::debug_field!("frame.exit", Frame, exit),
+    crate::debug_field!("frame.enter", Frame, enter),
+    crate::debug_field!("frame.exit_flags", Frame, exit_flags),
+    crate::debug_field!("frame.enter_flags", Frame, enter_flags),
+];
+
 impl Frame {
     pub const fn new() -> Frame {
         Frame { exit: Cell::new(0), enter: Cell::new(0), exit_flags: Cell::new(0), enter_flags: Cell::new(0) }
@@ -132,8 +140,8 @@ impl Default for Frame {
     }
 }
 
-/// Whether frames are kept (a tool is attached).
+/// Whether frames are kept (a tool is attached, or a debugger may read them).
 #[inline(always)]
 pub fn kept() -> bool {
-    oxiomp_instrument::tool_attached()
+    oxiomp_instrument::frames_wanted()
 }

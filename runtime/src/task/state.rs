@@ -55,8 +55,7 @@ pub(crate) struct Saved {
 }
 
 impl ThreadState {
-    /// Where `task` lies in the state (for the descriptor layout test).
-    #[cfg(test)]
+    /// Where `task` lies in the state (for the debugger's layout table).
     pub(crate) const TASK_OFFSET: usize = std::mem::offset_of!(ThreadState, task);
 
     /// The state of a new descriptor for `gtid`: its task numbers start at the gtid's base.

@@ -81,6 +81,9 @@ pub struct Team {
     /// The task that encountered the region (the scheduling parent of its implicit tasks);
     /// null for the initial team.
     pub encountering: *const Task,
+    /// The members' implicit tasks (`implicit`'s first, each `DEBUG_FIELDS`'
+    /// `team.implicit_stride` bytes after the previous), for a debugger.
+    pub implicit_tasks: *const u8,
     /// Members by thread number; `[0]` is the primary thread.
     pub(super) members: Vec<Member>,
     pub(super) barrier: Barrier,
@@ -120,6 +123,31 @@ pub struct Team {
     /// What only the primary thread writes at every fork and join, on a line of its own.
     pub(super) primary: CachePadded<PrimaryOnly>,
 }
+
+/// The team descriptor's fields a debugger reads (`crate::debug::layout`).
+pub(crate) const DEBUG_FIELDS: [crate::debug::layout::Field; 18] = [
+    crate::debug_field!("team.nthreads", Team, nthreads),
+    crate::debug_field!("team.level", Team, level),
+    crate::debug_field!("team.active_level", Team, active_level),
+    crate::debug_field!("team.parent_tid", Team, parent_tid),
+    crate::debug_field!("team.parent", Team, parent),
+    crate::debug_field!("team.master_gtid", Team, master_gtid),
+    crate::debug_field!("team.team_num", Team, team_num),
+    crate::debug_field!("team.num_teams", Team, num_teams),
+    crate::debug_field!("team.entry", Team, entry),
+    crate::debug_field!("team.ident", Team, ident),
+    crate::debug_field!("team.encountering", Team, encountering),
+    crate::debug_field!("team.implicit_tasks", Team, implicit_tasks),
+    crate::debug_field!("team.icvs", Team, icvs),
+    crate::debug_field!("team.tool", Team, tool),
+    crate::debug_field!("team.hidden", Team, hidden),
+    crate::debug_field!("implicit.task", Implicit, task),
+    crate::debug_field!("implicit.frame", Implicit, frame),
+    crate::debug::layout::Field::size_of(
+        "team.implicit_stride",
+        std::mem::size_of::<CachePadded<Implicit>>(),
+    ),
+];
 
 /// A member's implicit task and its frames, which the task's `Head::frame` points at once the
 /// team has its final address (they are written only while a tool is attached).
@@ -189,6 +217,7 @@ impl Team {
             entry: 0,
             ident: std::ptr::null(),
             encountering: std::ptr::null(),
+            implicit_tasks: std::ptr::null(),
             members: Vec::new(),
             barrier: Barrier::new(1),
             job: Job::NONE,
@@ -217,6 +246,10 @@ impl Team {
     #[inline]
     pub(super) fn reset_implicit_tasks(&mut self) {
         let me: *const Team = self;
+        let first = self.implicit.as_ptr() as *const u8;
+        if self.implicit_tasks != first {
+            self.implicit_tasks = first;
+        }
         for t in self.implicit.iter_mut() {
             t.task.reset_implicit(me);
             let frame: *const ToolFrame = &t.frame;
