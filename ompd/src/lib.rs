@@ -53,6 +53,9 @@ const TAG_FREED: u64 = u64::from_le_bytes(*b"ompdXX\0\0");
 pub struct Space {
     tag: u64,
     target: Target,
+    /// The ICV strings given out, each once (`ompd_get_icv_string_from_scope`): they stay
+    /// valid while the space's handle does.
+    strings: std::sync::Mutex<Vec<CString>>,
 }
 
 /// A thread handle: the thread's descriptor.
@@ -199,7 +202,7 @@ pub extern "C" fn ompd_process_initialize(context: *mut AsContext, handle: *mut 
             return Err(Rc::BadInput);
         }
         let target = Target::open(callbacks()?, context)?;
-        give(handle, Space { tag: TAG_SPACE, target })
+        give(handle, Space { tag: TAG_SPACE, target, strings: Default::default() })
     })
 }
 
@@ -248,14 +251,12 @@ pub extern "C" fn ompd_get_thread_handle(
 ) -> Rc {
     rc(|| {
         let t = space(space_h)?;
-        if id.is_null() || !(kind == thread_id::LWP || kind == thread_id::PTHREAD) {
-            return Err(Rc::Unsupported);
-        }
-        if kind == thread_id::PTHREAD {
-            return Err(Rc::Unsupported);
+        let field = id_field(kind)?;
+        if id.is_null() {
+            return Err(Rc::BadInput);
         }
         let tid = match sizeof_id {
-            // SAFETY: the debugger passes an id of `sizeof_id` bytes.
+            // SAFETY: the debugger passes an id of `sizeof_id` bytes (a `pthread_t` or an LWP id).
             4 => u64::from(unsafe { (id as *const u32).read_unaligned() }),
             // SAFETY: as above.
             8 => unsafe { (id as *const u64).read_unaligned() },
@@ -265,12 +266,21 @@ pub extern "C" fn ompd_get_thread_handle(
             return Err(Rc::Unavailable);
         }
         for d in t.threads()? {
-            if t.get(d, "thread.os_tid")? == tid {
+            if t.get(d, field)? == tid {
                 return give(out, ThreadH { tag: TAG_THREAD, space: space_h, desc: d });
             }
         }
         Err(Rc::Unavailable)
     })
+}
+
+/// The thread descriptor's field that holds an id of `kind`: the LWP id or the `pthread_t`.
+fn id_field(kind: u64) -> Result<&'static str> {
+    match kind {
+        thread_id::LWP => Ok("thread.os_tid"),
+        thread_id::PTHREAD => Ok("thread.pthread"),
+        _ => Err(Rc::Unsupported),
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -310,10 +320,7 @@ pub extern "C" fn ompd_thread_handle_compare(a: *mut ThreadH, b: *mut ThreadH, c
 pub extern "C" fn ompd_get_thread_id(h: *mut ThreadH, kind: u64, sizeof_id: Size, id: *mut c_void) -> Rc {
     rc(|| {
         let (th, t) = thread(h)?;
-        if kind != thread_id::LWP {
-            return Err(Rc::Unsupported);
-        }
-        let tid = t.get(th.desc, "thread.os_tid")?;
+        let tid = t.get(th.desc, id_field(kind)?)?;
         if id.is_null() {
             return Err(Rc::BadInput);
         }
@@ -616,21 +623,22 @@ fn icv_name(i: usize) -> Result<*const c_char> {
     names.get(i).map(|c| c.as_ptr()).ok_or(Rc::BadInput)
 }
 
-/// Where an ICV of `scope` is read for `handle` (whose kind the scope gives).
-fn at<'a>(handle: *mut c_void, sc: c_int) -> Result<(&'a Target, At)> {
+/// Where an ICV of `scope` is read for `handle` (whose kind the scope gives), and the space
+/// the handle belongs to.
+fn at<'a>(handle: *mut c_void, sc: c_int) -> Result<(&'a Target, At, *const Space)> {
     Ok(match sc {
-        scope::ADDRESS_SPACE => (space(handle as *const Space)?, At::Process),
+        scope::ADDRESS_SPACE => (space(handle as *const Space)?, At::Process, handle as *const Space),
         scope::THREAD => {
             let (th, t) = thread(handle as *const ThreadH)?;
-            (t, At::Thread(th.desc))
+            (t, At::Thread(th.desc), th.space)
         }
         scope::PARALLEL => {
             let (p, t) = parallel(handle as *const ParallelH)?;
-            (t, At::Team(p.team))
+            (t, At::Team(p.team), p.space)
         }
         scope::TASK | scope::IMPLICIT_TASK => {
             let (k, t) = task(handle as *const TaskH)?;
-            (t, At::Task { task: k.task, thread: k.thread })
+            (t, At::Task { task: k.task, thread: k.thread }, k.space)
         }
         _ => return Err(Rc::BadInput),
     })
@@ -643,7 +651,7 @@ pub extern "C" fn ompd_get_icv_from_scope(handle: *mut c_void, sc: c_int, id: u6
         if icv.scope != sc {
             return Err(Rc::BadInput);
         }
-        let (t, at) = at(handle, sc)?;
+        let (t, at, _) = at(handle, sc)?;
         put(value, icv::value(t, icv, at)?)
     })
 }
@@ -660,11 +668,20 @@ pub extern "C" fn ompd_get_icv_string_from_scope(
         if icv.scope != sc {
             return Err(Rc::BadInput);
         }
-        let (t, at) = at(handle, sc)?;
+        let (t, at, sp) = at(handle, sc)?;
         let s = CString::new(icv::string(t, icv, at)?).map_err(|_| Rc::Error)?;
-        // The string is the debugger's to keep (OMPD leaves its lifetime to the library: it
-        // lives as long as the process of the debugger).
-        put(string, s.into_raw() as *const c_char)
+        // SAFETY: `at` checked the handle, whose space outlives it (OMPD's rule).
+        let sp = unsafe { self::handle(sp, TAG_SPACE) }?;
+        let mut kept = sp.strings.lock().map_err(|_| Rc::Error)?;
+        let i = match kept.iter().position(|k| *k == s) {
+            Some(i) => i,
+            None => {
+                kept.push(s);
+                kept.len() - 1
+            }
+        };
+        // A `CString`'s bytes do not move when the vector does.
+        put(string, kept.get(i).ok_or(Rc::Error)?.as_ptr())
     })
 }
 
@@ -676,7 +693,7 @@ pub extern "C" fn ompd_get_tool_data(
     ptr: *mut Address,
 ) -> Rc {
     rc(|| {
-        let (t, at) = at(handle, sc)?;
+        let (t, at, _) = at(handle, sc)?;
         let addr = match at {
             At::Thread(d) => t.addr_of(d, "thread.tool")?,
             At::Team(x) => t.addr_of(x, "team.tool")?,

@@ -205,7 +205,7 @@ fn end_initial(me: Thread) {
     rt.adjust_busy(-1);
     // Relaxed: see `ThreadDesc::begin_initial`.
     desc.state.store(ompt_state::IDLE, Ordering::Relaxed);
-    desc.os_tid.store(0, Ordering::Relaxed);
+    desc.clear_os_thread();
     if desc.gtid != 0 && !inside {
         thread::clear_current();
         rt.thread_ended(desc);
@@ -347,9 +347,7 @@ pub(crate) fn spawn_hidden_helper(
 /// thread and gets the handle on it.
 fn start_os_thread(desc: &'static ThreadDesc) -> Thread {
     thread::set_current(desc);
-    // Relaxed: for display by debuggers and tools only.
-    // SAFETY: gettid has no preconditions.
-    desc.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    desc.set_os_thread();
     desc.new_os_thread();
     // SAFETY: `desc` is now the calling thread's descriptor.
     unsafe { Thread::on_own_thread(desc) }
@@ -390,8 +388,7 @@ fn worker_main(desc: &'static ThreadDesc, base_epoch: u32, creator: i32) {
             oxiomp_instrument::worker_loop_exit();
             oxiomp_instrument::tool(|| ToolEvent::ThreadEnd);
             desc.state.store(ompt_state::IDLE, Ordering::Relaxed);
-            // Relaxed: for display only.
-            desc.os_tid.store(0, Ordering::Relaxed);
+            desc.clear_os_thread();
             desc.report_joined(epoch, std::ptr::null());
             return;
         }

@@ -477,8 +477,7 @@ impl Runtime {
                 continue;
             }
             d.forget_state_after_fork(self.settings.icvs);
-            // Relaxed: the only thread.
-            d.os_tid.store(0, Ordering::Relaxed);
+            d.clear_os_thread();
             if crate::hidden::is_reserved(self, g) {
                 // Kept for the child's own helpers.
             } else if !d.is_initial() {

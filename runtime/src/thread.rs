@@ -54,6 +54,8 @@ pub struct ThreadDesc {
     /// What the thread waits for in a wait state: the lock's, critical section's or ordered
     /// region's address, or its team's for a barrier (0: none).
     pub wait_id: AtomicU64,
+    /// The `pthread_t` of the thread on the descriptor (0 between threads).
+    pub pthread: AtomicU64,
     /// What the master writes and the worker reads at a fork: one cache line.
     go: CachePadded<Mailbox>,
     /// What the worker writes and the master reads at a join: one cache line.
@@ -411,6 +413,7 @@ impl ThreadDesc {
             is_initial: AtomicU32::new(is_initial),
             state: AtomicU32::new(ompt_state::WORK_SERIAL),
             wait_id: AtomicU64::new(0),
+            pthread: AtomicU64::new(0),
             go: CachePadded::new(Mailbox {
                 epoch: EpochFlag::new(0),
                 assignment: UnsafeCell::new(Assignment { team: std::ptr::null(), tid: 0 }),
@@ -494,8 +497,23 @@ impl ThreadDesc {
         // them for the next thread the descriptor serves.
         self.cg_threads.store(1, Ordering::Relaxed);
         self.state.store(ompt_state::WORK_SERIAL, Ordering::Relaxed);
-        // SAFETY: gettid has no preconditions.
-        self.os_tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+        self.set_os_thread();
+    }
+
+    /// Records the calling thread as the one on the descriptor: its OS thread id and its
+    /// `pthread_t`, which debuggers and tools look threads up by. Relaxed: for display by
+    /// debuggers and tools only.
+    pub(crate) fn set_os_thread(&self) {
+        // SAFETY: gettid and pthread_self have no preconditions.
+        let (tid, me) = unsafe { (libc::gettid(), libc::pthread_self()) };
+        self.os_tid.store(tid, Ordering::Relaxed);
+        self.pthread.store(me, Ordering::Relaxed);
+    }
+
+    /// No thread is on the descriptor any more (see [`set_os_thread`](Self::set_os_thread)).
+    pub(crate) fn clear_os_thread(&self) {
+        self.os_tid.store(0, Ordering::Relaxed);
+        self.pthread.store(0, Ordering::Relaxed);
     }
 
     /// Whether the descriptor is an initial thread's.
@@ -650,13 +668,14 @@ mod tests {
 }
 
 /// The thread descriptor's fields a debugger reads (`crate::debug::layout`).
-pub(crate) const DEBUG_FIELDS: [Field; 12] = [
+pub(crate) const DEBUG_FIELDS: [Field; 13] = [
     Field::size_of("thread", std::mem::size_of::<ThreadDesc>()),
     crate::debug_field!("thread.gtid", ThreadDesc, gtid),
     crate::debug_field!("thread.os_tid", ThreadDesc, os_tid),
     crate::debug_field!("thread.is_initial", ThreadDesc, is_initial),
     crate::debug_field!("thread.state", ThreadDesc, state),
     crate::debug_field!("thread.wait_id", ThreadDesc, wait_id),
+    crate::debug_field!("thread.pthread", ThreadDesc, pthread),
     crate::debug_field!("thread.team", ThreadDesc, core.team),
     crate::debug_field!("thread.tid", ThreadDesc, core.tid),
     crate::debug_field!("thread.icvs", ThreadDesc, core.icvs),
@@ -698,7 +717,7 @@ mod layout {
             ],
             [0, 4, 8, 12]
         );
-        assert_eq!(offset_of!(ThreadDesc, wait_id), 16);
+        assert_eq!([offset_of!(ThreadDesc, wait_id), offset_of!(ThreadDesc, pthread)], [16, 24]);
         assert_eq!(offset_of!(Team, implicit_tasks), 64);
         assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, team), 384);
         assert_eq!(offset_of!(ThreadDesc, core) + offset_of!(Core, tid), 392);

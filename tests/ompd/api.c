@@ -2,6 +2,7 @@
 // what the OpenMP API answers there; the Rust debugger of tests/ompd_api reads it.
 #define _GNU_SOURCE
 #include <omp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -17,10 +18,10 @@ int main(void) {
     {
 #pragma omp task
     {
-      printf("expect tid=%ld levels-var=%d active-levels-var=%d thread-num-var=%d team-size-var=%d "
+      printf("expect tid=%ld pthread=%ld levels-var=%d active-levels-var=%d thread-num-var=%d team-size-var=%d "
              "nthreads-var=%d max-active-levels-var=%d dyn-var=%d final-task-var=%d "
              "implicit-task-var=0 debug-var=1 num-procs-var=%d\n",
-             (long)syscall(SYS_gettid), omp_get_level(), omp_get_active_level(), omp_get_thread_num(),
+             (long)syscall(SYS_gettid), (long)pthread_self(), omp_get_level(), omp_get_active_level(), omp_get_thread_num(),
              omp_get_num_threads(), omp_get_max_threads(), omp_get_max_active_levels(), omp_get_dynamic(),
              omp_in_final(), omp_get_num_procs());
       fflush(stdout);

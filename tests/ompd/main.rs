@@ -27,12 +27,17 @@ fn build(name: &str) -> PathBuf {
 /// Runs gdb on `exe` (and `core`, if given) with the plugin and `commands`; returns stdout
 /// and stderr together.
 fn gdb(exe: &Path, core: Option<&Path>, threads: u32, commands: &[&str]) -> String {
+    gdb_with(&lib().dir, exe, core, threads, commands)
+}
+
+/// [`gdb`] with the runtime taken from `libdir`.
+fn gdb_with(libdir: &Path, exe: &Path, core: Option<&Path>, threads: u32, commands: &[&str]) -> String {
     assert!(Path::new(PLUGIN).exists(), "{PLUGIN} is missing (libomp-19-dev: see README)");
     let ompd = profile_dir().join("libompd.so");
     assert!(ompd.exists(), "{} is missing: build with cargo build --release --workspace", ompd.display());
     let mut c = Command::new("gdb");
     clean_env(&mut c);
-    c.env("LD_LIBRARY_PATH", &lib().dir)
+    c.env("LD_LIBRARY_PATH", libdir)
         .env("OMP_DEBUG", "enabled")
         .env("OMP_NUM_THREADS", threads.to_string())
         .args(["-batch", "-nx", "-ex", "set pagination off", "-ex", "set confirm off"])
@@ -170,6 +175,27 @@ fn a_thread_waiting_for_a_lock_shows_the_lock() {
     let rows = parallel_rows(&out);
     assert!(rows.iter().any(|r| r.0 == 1 && r.1 == "wait_lock" && r.2 == want), "lock at {want}: {out}");
     assert!(rows.iter().any(|r| r.0 == 0 && r.1 == "work_parallel"), "{out}");
+}
+
+#[test]
+fn a_runtime_without_symbols_or_debug_information_is_read_too() {
+    // The runtime stripped (only its exported symbols left), with the OMPD library beside it,
+    // where the runtime says it is.
+    let dir = profile_dir().join("ompd-tests/stripped");
+    std::fs::create_dir_all(&dir).unwrap();
+    let so = dir.join("libomp.so.5");
+    let st = Command::new("strip").arg("-o").arg(&so).arg(&lib().so).status().expect("strip (binutils)");
+    assert!(st.success());
+    std::fs::copy(profile_dir().join("libompd.so"), dir.join("libompd.so")).unwrap();
+    let exe = build("lock");
+    let mut cmds = STOP.to_vec();
+    cmds.extend(["ompd parallel", "ompd icvs"]);
+    let out = gdb_with(&dir, &exe, None, 2, &cmds);
+    no_traceback(&out);
+    assert!(out.contains(&format!("from {}", so.display())), "the stripped runtime: {out}");
+    let rows = parallel_rows(&out);
+    assert!(rows.iter().any(|r| r.0 == 1 && r.1 == "wait_lock"), "{out}");
+    assert_eq!(icv(&out, "team-size-var"), Some("2"), "{out}");
 }
 
 #[test]

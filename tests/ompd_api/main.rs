@@ -347,22 +347,32 @@ fn every_entry_on_a_stopped_program() {
     let r =
         ompd::ompd_get_thread_handle(space, thread_id::LWP, 3, &tid as *const i64 as *const c_void, &mut th);
     assert_eq!(r, Rc::BadInput, "a 3-byte id");
-    let r = ompd::ompd_get_thread_handle(
-        space,
-        thread_id::PTHREAD,
-        8,
-        &tid as *const i64 as *const c_void,
-        &mut th,
-    );
-    assert_eq!(r, Rc::Unsupported, "pthread ids");
+    let r = ompd::ompd_get_thread_handle(space, 7, 8, &tid as *const i64 as *const c_void, &mut th);
+    assert_eq!(r, Rc::Unsupported, "an id kind OMPD does not define");
     ok(
         ompd::ompd_get_thread_handle(space, thread_id::LWP, 8, &tid as *const i64 as *const c_void, &mut th),
         "me",
     );
+    // Its pthread_t leads back to it.
+    let mut pt = 0u64;
+    ok(ompd::ompd_get_thread_id(th, thread_id::PTHREAD, 8, &mut pt as *mut u64 as *mut c_void), "pthread id");
+    assert_eq!(Some(pt), e.get("pthread").map(|&p| p as u64));
+    let mut th3: *mut ThreadH = std::ptr::null_mut();
+    let r = ompd::ompd_get_thread_handle(
+        space,
+        thread_id::PTHREAD,
+        8,
+        &pt as *const u64 as *const c_void,
+        &mut th3,
+    );
+    ok(r, "thread handle from a pthread_t");
+    let mut cmp = 9;
+    ok(ompd::ompd_thread_handle_compare(th, th3, &mut cmp), "compare");
+    assert_eq!(cmp, 0, "the same thread");
+    ok(ompd::ompd_rel_thread_handle(th3), "release");
     let (mut state, mut wait) = (0i64, 0u64);
     ok(ompd::ompd_get_state(th, &mut state, &mut wait), "state");
     assert_eq!((state, wait), (0x001, 0), "the stopped thread works in a parallel region");
-    let mut cmp = 9;
     ok(ompd::ompd_thread_handle_compare(th, th, &mut cmp), "compare");
     assert_eq!(cmp, 0);
     for (name, want) in
