@@ -34,7 +34,7 @@ fn gdb(exe: &Path, core: Option<&Path>, threads: u32, commands: &[&str]) -> Stri
 fn gdb_with(libdir: &Path, exe: &Path, core: Option<&Path>, threads: u32, commands: &[&str]) -> String {
     assert!(Path::new(PLUGIN).exists(), "{PLUGIN} is missing (libomp-19-dev: see README)");
     let ompd = profile_dir().join("libompd.so");
-    assert!(ompd.exists(), "{} is missing: build with cargo build --release --workspace", ompd.display());
+    assert!(ompd.exists(), "{} is missing: build it with cargo build --release", ompd.display());
     let mut c = Command::new("gdb");
     clean_env(&mut c);
     c.env("LD_LIBRARY_PATH", libdir)
@@ -129,8 +129,24 @@ fn nested_regions_icvs_and_a_core_file() {
 
     // The same regions from the core file.
     assert!(core.exists(), "gcore wrote no core: {out}");
-    let out = gdb(&exe, Some(&core), 2, &["ompd init", "ompd parallel", "ompd icvs"]);
+    // LLVM's plugin lists the threads it saw start, or was asked about: on a core, those
+    // each command selected (`thread apply all` selects them all).
+    let cmds = [
+        "ompd init",
+        "ompd parallel",
+        "ompd icvs",
+        "thread apply all ompd icvs",
+        "ompd threads",
+        "ompd bt on",
+        "bt",
+    ];
+    let out = gdb(&exe, Some(&core), 2, &cmds);
     no_traceback(&out);
+    assert_eq!(out.matches("is an OpenMP thread; state: ompt_state_").count(), 4, "{out}");
+    assert!(out.contains("state: ompt_state_work_parallel"), "{out}");
+    let bt = &out[out.find("Enabled filter").unwrap_or_else(|| panic!("{out}"))..];
+    assert!(bt.contains("stop_here \"#pragma omp parallel\""), "{bt}");
+    assert!(!bt.contains("oxiomp") && !bt.contains("start_thread"), "{bt}");
     assert!(out.contains("Parallel Region: Nesting Level 2: Team Size: 2"), "{out}");
     assert!(out.contains("Parallel Region: Nesting Level 1: Team Size: 2"), "{out}");
     assert_eq!(parallel_rows(&out).len(), 4, "{out}");

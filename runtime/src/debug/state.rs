@@ -193,11 +193,24 @@ impl DebugState {
         Published { state, wait_id }
     }
 
+    /// The innermost entry, if the stack is within what is kept.
+    fn top(&self) -> Option<u32> {
+        let d = self.depth.get() as usize;
+        (1..=DEPTH).contains(&d).then(|| self.stack[d - 1].get() as u32)
+    }
+
     /// The stack entry for `state`.
     fn class(&self, state: State) -> u16 {
         let v = match state {
             State::BarrierFork | State::WorkerLoop => s::IDLE,
             State::BarrierJoin => s::WAIT_BARRIER_IMPLICIT_PARALLEL,
+            // Spinning in, or running tasks at, the barrier the thread is in (a worker waiting
+            // for work is idle).
+            State::BarrierSpinWait | State::BarrierTask
+                if self.top().is_some_and(|t| is_barrier(t) || t == s::IDLE) =>
+            {
+                self.top().unwrap_or(s::WAIT_BARRIER)
+            }
             State::BarrierPlain | State::BarrierSpinWait | State::BarrierTask => {
                 barrier_state(self.barrier_kind.get()).unwrap_or(s::WAIT_BARRIER)
             }
@@ -298,6 +311,20 @@ mod tests {
         assert_eq!(d.current(7).state, s::OVERHEAD);
         assert_eq!(resolve(WORK as u32, true), s::WORK_PARALLEL);
         assert_eq!(resolve(WORK as u32, false), s::WORK_SERIAL);
+    }
+
+    #[test]
+    fn spinning_keeps_the_wait_it_spins_in() {
+        let d = DebugState::new();
+        d.enter(State::UserMicrotask);
+        d.enter(State::BarrierJoin);
+        d.enter(State::BarrierSpinWait);
+        assert_eq!(d.current(3).state, s::WAIT_BARRIER_IMPLICIT_PARALLEL);
+        let w = DebugState::new();
+        w.enter(State::WorkerLoop);
+        w.enter(State::BarrierFork);
+        w.enter(State::BarrierSpinWait);
+        assert_eq!(w.current(0).state, s::IDLE);
     }
 
     #[test]
