@@ -82,6 +82,13 @@ fn no_traceback(out: &str) {
     assert!(out.contains("Loaded OMPD lib successfully!"), "our libompd.so was not loaded:\n{out}");
 }
 
+/// `ompd threads` listed at least three OpenMP threads with their states (a thread just
+/// created may not have registered yet: the plugin then lists it as no OpenMP thread).
+fn openmp_threads_listed(out: &str) {
+    let listed = out.matches("is an OpenMP thread; state: ompt_state_").count();
+    assert!(listed >= 3, "{out}");
+}
+
 /// The `ompd parallel` rows: (thread number, state, wait id, function).
 fn parallel_rows(out: &str) -> Vec<(u32, String, u64, String)> {
     out.lines()
@@ -104,8 +111,9 @@ fn nested_regions_icvs_and_a_core_file() {
     cmds.extend(["ompd threads", "ompd parallel", "ompd icvs", "ompd bt on", "bt", &gcore]);
     let out = gdb(&exe, None, 2, &cmds);
     no_traceback(&out);
-    // Every OpenMP thread (the initial thread and three workers) in a state.
-    assert_eq!(out.matches("is an OpenMP thread; state: ompt_state_").count(), 4, "{out}");
+    // The OpenMP threads, each in a state: the initial thread and the workers that have
+    // started (at least the stopped team's two; the other inner team's may be forking).
+    openmp_threads_listed(&out);
     assert!(out.contains("state: ompt_state_work_parallel"), "{out}");
     // Both levels, innermost first, each with its two threads and its outlined function.
     let l2 = out.find("Parallel Region: Nesting Level 2: Team Size: 2").unwrap_or_else(|| panic!("{out}"));
@@ -142,7 +150,7 @@ fn nested_regions_icvs_and_a_core_file() {
     ];
     let out = gdb(&exe, Some(&core), 2, &cmds);
     no_traceback(&out);
-    assert_eq!(out.matches("is an OpenMP thread; state: ompt_state_").count(), 4, "{out}");
+    openmp_threads_listed(&out);
     assert!(out.contains("state: ompt_state_work_parallel"), "{out}");
     let bt = &out[out.find("Enabled filter").unwrap_or_else(|| panic!("{out}"))..];
     assert!(bt.contains("stop_here \"#pragma omp parallel\""), "{bt}");
