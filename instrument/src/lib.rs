@@ -569,12 +569,6 @@ pub fn frames_wanted() -> bool {
     mode() & (OTHER | KEEPER) != 0
 }
 
-/// Whether the state keeper of [`install_keeper`] is installed.
-#[inline]
-pub fn keeper_installed() -> bool {
-    mode() & KEEPER != 0
-}
-
 /// Stops handing events to the recorder of [`install`] (the tool was finalized); it stays
 /// installed, so that no other can be.
 pub fn uninstall() {

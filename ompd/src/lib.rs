@@ -514,16 +514,19 @@ fn implicit(t: &Target, task: u64) -> Result<bool> {
     Ok(t.get(task, "task.kind")? == 0)
 }
 
+/// The task that encountered the region of implicit task `task` (0 for an initial thread's):
+/// both its generating and its scheduling task.
+fn encountering(t: &Target, task: u64) -> Result<u64> {
+    t.get(t.get(task, "task.team")?, "team.encountering")
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn ompd_get_generating_task_handle(h: *mut TaskH, out: *mut *mut TaskH) -> Rc {
     rc(|| {
         let (k, t) = task(h)?;
         // An implicit task's generating task is the one that encountered its region.
-        let parent = if implicit(t, k.task)? {
-            t.get(t.get(k.task, "task.team")?, "team.encountering")?
-        } else {
-            t.get(k.task, "task.parent")?
-        };
+        let parent =
+            if implicit(t, k.task)? { encountering(t, k.task)? } else { t.get(k.task, "task.parent")? };
         match parent {
             0 => Err(Rc::Unavailable),
             task => give(out, TaskH { tag: TAG_TASK, space: k.space, task, thread: 0 }),
@@ -538,7 +541,7 @@ pub extern "C" fn ompd_get_scheduling_task_handle(h: *mut TaskH, out: *mut *mut 
         // An implicit task's is the task that encountered its region; an explicit task's is
         // the one its thread ran before it (kept with its frames while it runs).
         let sched = if implicit(t, k.task)? {
-            t.get(t.get(k.task, "task.team")?, "team.encountering")?
+            encountering(t, k.task)?
         } else {
             match t.get(k.task, "task.frame")? {
                 0 => 0,

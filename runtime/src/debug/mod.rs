@@ -150,19 +150,13 @@ pub fn observe(events: &[Event], mut bp: impl FnMut(Breakpoint)) {
         match *e {
             Event::Enter(s) => {
                 d.enter(s);
-                if matches!(
-                    s,
-                    oxiomp_instrument::State::TaskRunning | oxiomp_instrument::State::TaskRunningIf0
-                ) {
+                if runs_task(s) {
                     bp(Breakpoint::TaskBegin);
                 }
             }
             Event::Leave(s) => {
                 d.leave();
-                if matches!(
-                    s,
-                    oxiomp_instrument::State::TaskRunning | oxiomp_instrument::State::TaskRunningIf0
-                ) {
+                if runs_task(s) {
                     bp(Breakpoint::TaskEnd);
                 }
             }
@@ -201,6 +195,11 @@ pub fn observe(events: &[Event], mut bp: impl FnMut(Breakpoint)) {
     // by a tool on this thread (`ompt_get_state`).
     desc.state.store(state, Ordering::Relaxed);
     desc.wait_id.store(p.wait_id, Ordering::Relaxed);
+}
+
+/// Whether `s` is the state of running an explicit task's code.
+fn runs_task(s: oxiomp_instrument::State) -> bool {
+    matches!(s, oxiomp_instrument::State::TaskRunning | oxiomp_instrument::State::TaskRunningIf0)
 }
 
 /// The breakpoint functions a debugger sets (OMPD's `ompd_bp_*`).
