@@ -313,6 +313,7 @@ c_tests! {
     ompt_frames_serialized,
     ompt_parallel,
     ompt_tasks,
+    ompt_teams,
     ompt_work,
     parallel_basic,
     pause_bind,

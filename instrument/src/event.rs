@@ -55,10 +55,11 @@ pub enum ToolEvent {
     /// ends).
     ImplicitTaskEnd { team: usize, index: u32, size: u32, initial: bool },
     /// The calling thread begins the initial task of team `team_num` of a league of
-    /// `num_teams` (`team` is that team, the task its implicit task 0).
-    LeagueTaskBegin { team: usize, team_num: u32, num_teams: u32 },
+    /// `num_teams` teams: its implicit task `index` of the league's team `league` (which runs
+    /// one team's initial task after another when the league has fewer members than teams).
+    LeagueTaskBegin { league: usize, index: u32, team_num: u32, num_teams: u32 },
     /// The calling thread ends the initial task of [`ToolEvent::LeagueTaskBegin`].
-    LeagueTaskEnd { team: usize, team_num: u32 },
+    LeagueTaskEnd { league: usize, index: u32, team_num: u32 },
     /// The calling thread reaches the implicit barrier at the end of its implicit task
     /// `index` in `team` (a worker's barrier ends when the primary has seen every member
     /// arrive: the worker learns it at its next wake-up).
@@ -98,8 +99,14 @@ pub enum ToolEvent {
     /// its amount of work, when known (0 otherwise).
     Work { kind: u32, begin: bool, count: u64 },
     /// The calling thread takes a chunk of `iterations` iterations from `start` of a
-    /// worksharing loop (`distribute`: of a `distribute` construct).
-    Chunk { start: u64, iterations: u64, distribute: bool },
+    /// worksharing loop, a `distribute` construct or a `taskloop` (`of`; a taskloop's chunk
+    /// when its task starts, the calling thread's current task).
+    Chunk { start: u64, iterations: u64, of: ChunkOf },
+    /// The calling thread's current task reaches `depend(source)` (`source`) or
+    /// `depend(sink)` of a doacross loop, for the iteration whose number (from 0) in each of
+    /// the loop's `n` dimensions is in the list of `u64`s at address `iters` (alive while the
+    /// event is dispatched). A sink outside the iteration space is not told.
+    Doacross { source: bool, iters: usize, n: u32 },
     /// The calling thread is handed sections of a statically scheduled `sections`
     /// construct (which ones, the compiled code knows).
     Section,
@@ -113,6 +120,17 @@ pub enum ToolEvent {
     /// An `error` directive, of `severity` (1 warning, 2 fatal), with the `len` bytes of text
     /// at address `message` (alive while the event is dispatched).
     Error { severity: u32, message: usize, len: usize },
+}
+
+/// What a chunk of iterations belongs to ([`ToolEvent::Chunk`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkOf {
+    /// A worksharing loop.
+    Loop,
+    /// A `distribute` construct.
+    Distribute,
+    /// A `taskloop`: the chunk is a task.
+    Taskloop,
 }
 
 /// Where a synchronisation region is ([`ToolEvent::Sync`]).

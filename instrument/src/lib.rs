@@ -27,8 +27,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 pub use event::{
-    Event, MAX_GROUP, MutexOp, Recorder, SyncPoint, ToolEvent, cancel_flags, mutex_kind, parallel_flags,
-    sync_kind, task_flags, task_status, work_kind,
+    ChunkOf, Event, MAX_GROUP, MutexOp, Recorder, SyncPoint, ToolEvent, cancel_flags, mutex_kind,
+    parallel_flags, sync_kind, task_flags, task_status, work_kind,
 };
 
 /// The subsystem a state belongs to (the OpenMP-V subsystem view).

@@ -60,6 +60,19 @@ pub extern "C" fn __kmpc_end_master(_loc: *const Ident, _gtid: i32) {
     oxiomp_instrument::tool(|| ToolEvent::Masked { begin: false });
 }
 
+/// `scope` (libomp's entry; clang 19 does not compile the construct yet): a worksharing
+/// construct whose block every thread runs, which a tool sees begin.
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_scope(_loc: *const Ident, _gtid: i32, _reserved: *mut c_void) {
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SCOPE, begin: true, count: 1 });
+}
+
+/// The end of [`__kmpc_scope`]'s block (its barrier, unless `nowait`, is a call of its own).
+#[unsafe(no_mangle)]
+pub extern "C" fn __kmpc_end_scope(_loc: *const Ident, _gtid: i32, _reserved: *mut c_void) {
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SCOPE, begin: false, count: 1 });
+}
+
 /// `masked filter(f)`: 1 on thread `f`.
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_masked(_loc: *const Ident, gtid: i32, filter: i32) -> i32 {

@@ -1,7 +1,8 @@
 // The OMPT callbacks of worksharing and the other constructs, as a tool in the program sees
-// them: work (static, dynamic and guided loops, sections, single's executor and others, taskloop),
-// dispatch (loops' chunks), masked, flush, cancel, task_dependence, error and
-// omp_control_tool. Each construct runs in a team of one (deterministic sequences) or, for
+// them: work (static, dynamic and guided loops, sections, single's executor and others, taskloop,
+// scope),
+// dispatch (loops' and taskloops' chunks), masked, flush, cancel, task_dependence, a doacross
+// loop's dependences, error and omp_control_tool. Each construct runs in a team of one (deterministic sequences) or, for
 // the counts, of two.
 // oxiomp-test: threads=none
 // oxiomp-test: env=OMP_CANCELLATION=true
@@ -12,7 +13,13 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { WORK_B = 1, WORK_E, DISPATCH, MASKED_B, MASKED_E, FLUSH, CANCEL, DEPENDENCE, ERROR, CONTROL, CREATE };
+enum { WORK_B = 1, WORK_E, DISPATCH, MASKED_B, MASKED_E, FLUSH, CANCEL, DEPENDENCE, ERROR, CONTROL, CREATE, DEPS };
+
+// libomp's `scope` entries (clang 19 does not compile the construct: called as a compiler
+// would).
+extern void __kmpc_scope(void *loc, int gtid, void *reserved);
+extern void __kmpc_end_scope(void *loc, int gtid, void *reserved);
+extern int __kmpc_global_thread_num(void *loc);
 
 #define TOOL_NAME "ompt_work"
 #define MAX_EV 8192
@@ -44,6 +51,15 @@ static void on_cancel(ompt_data_t *task, int flags, const void *ra) {
     rec(CANCEL, (unsigned)flags, val(task), 0);
 }
 static void on_task_dependence(ompt_data_t *src, ompt_data_t *sink) { rec(DEPENDENCE, val(src), val(sink), 0); }
+/// A doacross loop's dependences: their kind (the first's), count and iteration (two
+/// dimensions: 1000 * i + j).
+static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps, int ndeps) {
+    (void)task;
+    uint64_t it = 0;
+    for (int i = 0; i < ndeps; i++)
+        it = it * 1000 + deps[i].variable.value;
+    rec(DEPS, ndeps > 0 ? (uint64_t)deps[0].dependence_type : 0, (uint64_t)ndeps, it);
+}
 static char error_text[64];
 static void on_error(ompt_severity_t severity, const char *message, size_t length, const void *ra) {
     (void)ra;
@@ -71,6 +87,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
         {ompt_callback_flush, (ompt_callback_t)on_flush, 0},
         {ompt_callback_cancel, (ompt_callback_t)on_cancel, 0},
         {ompt_callback_task_dependence, (ompt_callback_t)on_task_dependence, 1},
+        {ompt_callback_dependences, (ompt_callback_t)on_dependences, 1},
         {ompt_callback_error, (ompt_callback_t)on_error, 0},
         {ompt_callback_control_tool, (ompt_callback_t)on_control_tool, 0},
     };
@@ -144,6 +161,14 @@ int main(void) {
               "a single's executor");
 
         from = nev;
+        int gtid = __kmpc_global_thread_num(NULL);
+        __kmpc_scope(NULL, gtid, NULL);
+        __kmpc_end_scope(NULL, gtid, NULL);
+        CHECK(count(from, WORK_B, ompt_work_scope) == 1 && count(from, WORK_E, ompt_work_scope) == 1 &&
+                  evs[first(from, WORK_B)].b == 1,
+              "a scope's work");
+
+        from = nev;
 #pragma omp masked
         sum += 1;
         int mb = first(from, MASKED_B), me = first(from, MASKED_E);
@@ -168,6 +193,20 @@ int main(void) {
               "a taskloop's work");
         int wb = first(from, WORK_B);
         CHECK(wb >= 0 && evs[wb].b == 10, "a taskloop's count %lu", wb >= 0 ? (unsigned long)evs[wb].b : 0UL);
+        // Two chunks, each a task created in the construct and told as a chunk when it starts
+        // (libomp tells no chunk in a team of one; the team of two below checks them).
+        int we = first(wb + 1, WORK_E), created = 0, chunk_at[2] = {0, 0}, others = 0;
+        for (int i = wb; i < we; i++) {
+            created += evs[i].kind == CREATE;
+            if (evs[i].kind == DISPATCH && evs[i].a == ompt_dispatch_taskloop_chunk && evs[i].c == 5 && evs[i].b <= 5 &&
+                evs[i].b % 5 == 0)
+                chunk_at[evs[i].b / 5]++;
+            else if (evs[i].kind == DISPATCH)
+                others++;
+        }
+        CHECK(created == 2 && chunk_at[0] == chunk_at[1] && chunk_at[0] <= 1 && others == 0,
+              "a taskloop's chunks: %d created, told at 0: %d, at 5: %d, %d other dispatches", created, chunk_at[0],
+              chunk_at[1], others);
     }
     CHECK(sum == 45 + 45 + 3 + 1 + 1 && x == 10, "sum %d x %d", sum, x);
 
@@ -206,6 +245,83 @@ int main(void) {
         CHECK(others == team - 1, "single's others: %d of %d threads", others, team);
         CHECK(guided == team || team == 1, "a guided loop's work: %d of %d threads", guided, team);
         CHECK(static_chunks == team || team == 1, "a static loop's chunks: %d of %d threads", static_chunks, team);
+    }
+
+    // A taskloop in a team of two: the encountering thread creates every chunk (4 tasks);
+    // each chunk, whichever thread runs it, is told with its iterations.
+    {
+        int created = 0, created_elsewhere = 0, chunks = 0, iters = 0, ok = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+        {
+            uint64_t me = val(get_thread_data());
+            int from = nev;
+#pragma omp taskloop num_tasks(4)
+            for (int i = 0; i < 40; i++)
+                __atomic_fetch_add(&x, 1, __ATOMIC_RELAXED);
+            pthread_mutex_lock(&mu);
+            for (int i = from; i < nev; i++) {
+                if (evs[i].kind == CREATE)
+                    *(evs[i].thread == me ? &created : &created_elsewhere) += 1;
+                if (evs[i].kind == DISPATCH && evs[i].a == ompt_dispatch_taskloop_chunk) {
+                    chunks++;
+                    iters += (int)evs[i].c;
+                }
+            }
+            pthread_mutex_unlock(&mu);
+            ok = 1;
+        }
+        CHECK(ok && created == 4 && created_elsewhere == 0 && chunks == 4 && iters == 40,
+              "a taskloop of 4 tasks: %d created by its thread, %d elsewhere, %d chunks told, %d iterations", created,
+              created_elsewhere, chunks, iters);
+    }
+
+    // A doacross loop in a team of two: each thread tells, for each of its iterations (i, j),
+    // the sinks inside the iteration space it waits for, then the source.
+    {
+        uint64_t owner[4][2];
+        int from = nev, team = 0;
+#pragma omp parallel num_threads(2)
+        {
+#pragma omp single
+            team = omp_get_num_threads();
+#pragma omp for ordered(2) schedule(static)
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 2; j++) {
+                    owner[i][j] = val(get_thread_data());
+#pragma omp ordered depend(sink : i - 1, j) depend(sink : i, j - 1)
+                    __atomic_fetch_add(&x, 1, __ATOMIC_RELAXED);
+#pragma omp ordered depend(source)
+                }
+        }
+        // Each thread's expected sequence, from the iterations it ran, in order.
+        int bad = 0, told = 0;
+        uint64_t threads[2] = {owner[0][0], owner[3][1]};
+        for (int k = 0; k < (threads[0] == threads[1] ? 1 : 2) && team == 2; k++) {
+            int at = from;
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 2; j++) {
+                    if (owner[i][j] != threads[k])
+                        continue;
+                    struct {
+                        int want;
+                        uint64_t type, it;
+                    } steps[3] = {{i > 0, ompt_dependence_type_sink, 1000 * (i - 1) + j},
+                                  {j > 0, ompt_dependence_type_sink, 1000 * i + j - 1},
+                                  {1, ompt_dependence_type_source, 1000 * i + j}};
+                    for (int s = 0; s < 3; s++) {
+                        if (!steps[s].want)
+                            continue;
+                        while (at < nev && !(evs[at].thread == threads[k] && evs[at].kind == DEPS))
+                            at++;
+                        bad += at == nev || evs[at].a != steps[s].type || evs[at].b != 2 || evs[at].c != steps[s].it;
+                        told += at < nev;
+                        at++;
+                    }
+                }
+        }
+        // (0, 0) waits for nothing; 7 iterations have sinks inside the space (10 of them).
+        CHECK(team != 2 || (bad == 0 && told == 8 + 10), "a doacross loop's dependences: %d of %d wrong", bad, told);
     }
 
     // Dependences between tasks: the second waits for the first, not complete yet (it waits

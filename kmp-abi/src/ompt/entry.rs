@@ -148,8 +148,12 @@ unsafe extern "C" fn get_parallel_info(
     let mut team: *const oxiomp_runtime::team::Team = th.team();
     while up > 0 && !team.is_null() {
         // SAFETY: a team's parent chain leads through the teams enclosing it, alive while the
-        // calling thread is inside them.
-        team = unsafe { (*team).parent };
+        // calling thread is inside them (a league team's, through the league's: its initial
+        // task is a league member's).
+        team = unsafe {
+            let initial = (*team).league_initial();
+            if initial.is_null() { (*team).parent } else { (*initial).head.team }
+        };
         up -= 1;
     }
     // SAFETY: as above (null past the outermost).
@@ -193,11 +197,19 @@ unsafe extern "C" fn get_task_info(
         // is suspended beneath the next on this thread, or encountered the region of the
         // implicit task below it and waits for its end).
         let t = unsafe { &*task };
+        task = t.scheduling_parent();
         if t.head.kind == Kind::Implicit {
             // SAFETY: an implicit task's team is alive while the task runs.
-            tid = unsafe { &*t.head.team }.parent_tid;
+            let team = unsafe { &*t.head.team };
+            tid = if team.league_initial().is_null() {
+                team.parent_tid
+            } else {
+                // A league team's initial task: the implicit task of a league member.
+                // SAFETY: that task runs the team on this thread, beneath it.
+                let league = unsafe { &*(*task).head.team };
+                (0..league.nthreads).find(|&i| std::ptr::eq(league.implicit_task(i), task)).unwrap_or(0)
+            };
         }
-        task = t.scheduling_parent();
         up -= 1;
     }
     // SAFETY: as above (null past the outermost).
@@ -205,6 +217,10 @@ unsafe extern "C" fn get_task_info(
     // SAFETY: as above.
     let team = unsafe { &*t.head.team };
     let f = match t.head.kind {
+        // A league member's task is a team's initial task; the team's code runs in a region
+        // of one thread (see `Team::league_initial`).
+        Kind::Implicit if team.is_league() => TASK_INITIAL,
+        Kind::Implicit if !team.league_initial().is_null() => TASK_IMPLICIT | TASK_UNDEFERRED,
         Kind::Implicit if team.parent.is_null() => TASK_INITIAL,
         // A region of one thread runs its implicit task at once (as libomp flags it).
         Kind::Implicit if team.nthreads == 1 => TASK_IMPLICIT | TASK_UNDEFERRED,

@@ -19,8 +19,8 @@ use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oxiomp_instrument::{
-    Event, MutexOp, Recorder, SyncPoint, ToolEvent, Worksharing, cancel_flags, sync_kind, task_flags,
-    task_status, work_kind,
+    ChunkOf, Event, MutexOp, Recorder, SyncPoint, ToolEvent, Worksharing, cancel_flags, sync_kind,
+    task_flags, task_status, work_kind,
 };
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::task::{Access, Dep, Task};
@@ -279,6 +279,11 @@ pub(super) fn dispatch(e: ToolEvent) {
             end_pending();
             // SAFETY: the event's team (see `team`).
             let tm = unsafe { team(t) };
+            if tm.is_league() {
+                // A league member's task is told as each team's initial task it runs
+                // (`ToolEvent::LeagueTaskBegin`).
+                return;
+            }
             let data = tm.implicit_tool_data(index);
             // SAFETY: the implicit task's word, zeroed by the thread that runs the task; an
             // initial task's region (its thread's root team) begins with it, and that thread
@@ -310,27 +315,24 @@ pub(super) fn dispatch(e: ToolEvent) {
                 unsafe { f(SCOPE_END, std::ptr::null_mut(), data, size, index, flags) };
             }
         }
-        ToolEvent::LeagueTaskBegin { team: t, team_num, num_teams } => {
+        ToolEvent::LeagueTaskBegin { league, index, team_num, num_teams } => {
             // SAFETY: the event's team (see `team`).
-            let tm = unsafe { team(t) };
-            let data = tm.implicit_tool_data(0);
-            // SAFETY: the initial task's word and its team's, zeroed by the thread that runs
-            // the task (the team's only one) before the tool sees them.
-            unsafe {
-                data.write(0);
-                tm.tool.as_ptr().write(0);
-            }
+            let tm = unsafe { team(league) };
+            let data = tm.implicit_tool_data(index);
+            // SAFETY: the initial task's word (the league member's implicit task), zeroed by
+            // the thread that runs it before the tool sees it.
+            unsafe { data.write(0) };
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
                 // SAFETY: as above.
                 unsafe { f(SCOPE_BEGIN, tm.tool.as_ptr(), data, num_teams, team_num, TASK_INITIAL) };
             }
         }
-        ToolEvent::LeagueTaskEnd { team: t, team_num } => {
+        ToolEvent::LeagueTaskEnd { league, index, team_num } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<ImplicitTaskFn>(cb::IMPLICIT_TASK) } {
                 // SAFETY: the event's team (see `team`).
-                let data = unsafe { team(t) }.implicit_tool_data(0);
+                let data = unsafe { team(league) }.implicit_tool_data(index);
                 // SAFETY: as above.
                 unsafe { f(SCOPE_END, std::ptr::null_mut(), data, 0, team_num, TASK_INITIAL) };
             }
@@ -338,6 +340,10 @@ pub(super) fn dispatch(e: ToolEvent) {
         ToolEvent::JoinArrive { team: t, index } => {
             // SAFETY: the event's team (see `team`).
             let tm = unsafe { team(t) };
+            if tm.is_league() {
+                // Its members' tasks (the teams' initial tasks) have ended.
+                return;
+            }
             let (pdata, tdata) = (tm.tool.as_ptr(), tm.implicit_tool_data(index));
             sync_region(SCOPE_BEGIN, pdata, tdata, index == 0);
             if index != 0 {
@@ -349,6 +355,9 @@ pub(super) fn dispatch(e: ToolEvent) {
         ToolEvent::JoinDone { team: t } => {
             // SAFETY: the event's team (see `team`).
             let tm = unsafe { team(t) };
+            if tm.is_league() {
+                return;
+            }
             // The region has ended in its barrier: no parallel data (as for the workers).
             let tdata = tm.implicit_tool_data(0);
             sync_region(SCOPE_END, std::ptr::null_mut(), tdata, true);
@@ -380,6 +389,19 @@ pub(super) fn dispatch(e: ToolEvent) {
                 let out: Vec<Dependence> = deps.iter().map(Dependence::of).collect();
                 // SAFETY: as above.
                 unsafe { f(task_data(task), out.as_ptr(), out.len() as i32) };
+            }
+        }
+        ToolEvent::Doacross { source, iters, n } => {
+            // SAFETY: as above.
+            if let Some(f) = unsafe { callback::<DependencesFn>(cb::DEPENDENCES) } {
+                // SAFETY: the runtime's `n` iteration numbers, alive while the event is
+                // dispatched (`ToolEvent::Doacross`).
+                let iters = unsafe { std::slice::from_raw_parts(iters as *const u64, n as usize) };
+                let kind = if source { DEPENDENCE_SOURCE } else { DEPENDENCE_SINK };
+                let out: Vec<Dependence> =
+                    iters.iter().map(|&i| Dependence { variable: i as Data, kind }).collect();
+                // SAFETY: as above.
+                unsafe { f(current_task_data(th), out.as_ptr(), out.len() as i32) };
             }
         }
         ToolEvent::TaskwaitDeps { data, list, n } => {
@@ -432,12 +454,16 @@ pub(super) fn dispatch(e: ToolEvent) {
             }
             work(kind, begin, count)
         }
-        ToolEvent::Chunk { start, iterations, distribute } => {
+        ToolEvent::Chunk { start, iterations, of } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<DispatchFn>(cb::DISPATCH) } {
                 let chunk = DispatchChunk { start, iterations };
                 let instance = &chunk as *const DispatchChunk as Data;
-                let kind = if distribute { DISPATCH_DISTRIBUTE_CHUNK } else { DISPATCH_WS_LOOP_CHUNK };
+                let kind = match of {
+                    ChunkOf::Loop => DISPATCH_WS_LOOP_CHUNK,
+                    ChunkOf::Distribute => DISPATCH_DISTRIBUTE_CHUNK,
+                    ChunkOf::Taskloop => DISPATCH_TASKLOOP_CHUNK,
+                };
                 // SAFETY: as above; the chunk outlives the call.
                 unsafe { f(th.team().tool.as_ptr(), current_task_data(th), kind, instance) };
             }
@@ -488,9 +514,11 @@ pub(super) fn dispatch(e: ToolEvent) {
     }
 }
 
-/// `ompt_dispatch_section`, `ompt_dispatch_ws_loop_chunk`, `ompt_dispatch_distribute_chunk`.
+/// `ompt_dispatch_section`, `ompt_dispatch_ws_loop_chunk`, `ompt_dispatch_taskloop_chunk`,
+/// `ompt_dispatch_distribute_chunk`.
 const DISPATCH_SECTION: i32 = 2;
 const DISPATCH_WS_LOOP_CHUNK: i32 = 3;
+const DISPATCH_TASKLOOP_CHUNK: i32 = 4;
 const DISPATCH_DISTRIBUTE_CHUNK: i32 = 5;
 
 /// `ompt_dispatch_chunk_t`.
@@ -543,6 +571,10 @@ pub(crate) fn control_tool(command: i32, modifier: i32, arg: *mut c_void) -> i32
     }
 }
 
+/// `ompt_dependence_type_source` and `ompt_dependence_type_sink`.
+const DEPENDENCE_SOURCE: i32 = 5;
+const DEPENDENCE_SINK: i32 = 6;
+
 /// `ompt_dependence_t`.
 #[repr(C)]
 struct Dependence {
@@ -551,12 +583,13 @@ struct Dependence {
 }
 
 impl Dependence {
-    /// What a tool is told of dependence `d`: `out` and `inout` are one kind to the runtime,
-    /// told as `inout`; `omp_all_memory` is told as `out_all_memory` (as libomp tells it).
+    /// What a tool is told of dependence `d`; `omp_all_memory` is told as `out_all_memory` (as
+    /// libomp tells it).
     fn of(d: &Dep) -> Dependence {
         let kind = match d.kind {
             Access::In => 1,
-            Access::Out => 3,
+            Access::Out => 2,
+            Access::InOut => 3,
             Access::MutexInOutSet => 4,
             Access::InOutSet => 7,
             Access::AllMemory => 34,

@@ -64,6 +64,9 @@ impl Dep {
 pub enum Access {
     In,
     Out,
+    /// `inout` (the in and out flags; clang passes `out` so too): to the runtime the same
+    /// access as `out`, told to a tool as the flags say.
+    InOut,
     InOutSet,
     MutexInOutSet,
     AllMemory,
@@ -74,6 +77,8 @@ impl Access {
     pub fn from_flags(f: u8) -> Access {
         if f & kind::ALL_MEMORY != 0 {
             Access::AllMemory
+        } else if f == kind::IN | kind::OUT {
+            Access::InOut
         } else if f & kind::OUT != 0 {
             Access::Out
         } else if f == kind::IN {
@@ -251,7 +256,7 @@ impl DepMap {
                 Access::In => GroupKind::In,
                 Access::InOutSet => GroupKind::Set,
                 Access::MutexInOutSet => GroupKind::Mutex,
-                _ => {
+                Access::Out | Access::InOut | Access::AllMemory => {
                     // out / inout: after everything so far.
                     e.follow(t);
                     e.group.clear();
@@ -414,7 +419,7 @@ mod tests {
     #[test]
     fn flags() {
         assert_eq!(Access::from_flags(1), Access::In);
-        assert_eq!(Access::from_flags(3), Access::Out);
+        assert_eq!(Access::from_flags(3), Access::InOut);
         assert_eq!(Access::from_flags(2), Access::Out);
         assert_eq!(Access::from_flags(4), Access::MutexInOutSet);
         assert_eq!(Access::from_flags(8), Access::InOutSet);

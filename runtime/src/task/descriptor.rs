@@ -67,6 +67,9 @@ pub mod flags {
     pub const PROXY: u32 = 0x10;
     pub const PRIORITY: u32 = 0x20;
     pub const DETACHABLE: u32 = 0x40;
+    /// The runtime's own bit (above the compiler's 16): a taskloop chunk whose bounds lie in
+    /// the `KmpTaskloop` header, told to a tool as a chunk when it starts.
+    pub const TASKLOOP_CHUNK: u32 = 0x1_0000;
 }
 
 /// The bits of `Task::is_final`.
@@ -509,11 +512,14 @@ impl Task {
     /// The task a thread left to run this one (its scheduling parent), while this one runs
     /// or is suspended: for an explicit task the task it was started after (its generating
     /// task when nothing recorded one: no tool was attached), for an implicit task the task
-    /// that encountered its region (null for an initial task).
+    /// that encountered its region (null for an initial task; for the implicit task of a
+    /// league team, the league member's implicit task, the team's initial task to a tool).
     pub fn scheduling_parent(&self) -> *const Task {
         if self.head.kind == Kind::Implicit {
             // SAFETY: an implicit task's team is alive while the task runs or is suspended.
-            return unsafe { &*self.head.team }.encountering;
+            let team = unsafe { &*self.head.team };
+            let initial = team.league_initial();
+            return if initial.is_null() { team.encountering } else { initial };
         }
         match self.tool_frame().map(ToolFrame::scheduler) {
             Some(s) if !s.is_null() => s,
@@ -810,20 +816,25 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
 
 /// Allocates a byte copy of explicit task `src` (a taskloop chunk) as a child of `parent` (the
 /// task running on the calling thread): same size and body, its shareds pointer moved into the
-/// copy, fresh runtime state.
-pub(crate) fn duplicate(src: &Task, parent: &Task, cache: &BlockCache, id: u64) -> &'static Task {
+/// copy, fresh runtime state, `src`'s flags plus `more_flags`, and `trace_id`.
+pub(crate) fn duplicate(
+    src: &Task,
+    parent: &Task,
+    cache: &BlockCache,
+    id: u64,
+    more_flags: u32,
+    trace_id: u32,
+) -> &'static Task {
     let size = src.head.size as usize;
     let block = cache.alloc(size);
     // No ICVs: the pattern (from `alloc`, never submitted) has none; a chunk takes its
     // creator's when it is queued, or borrows them when it runs in place.
     let head = ChildHead {
         team: parent.head.team,
-        flags: src.head.flags,
+        flags: src.head.flags | more_flags,
         id,
         size: src.head.size,
-        // Not a task of the trace itself: each chunk that runs in the block is created there
-        // as it starts (`run_in_place`).
-        trace_id: 0,
+        trace_id,
         is_final: src.head.is_final,
         priority: src.head.priority.get(),
     };

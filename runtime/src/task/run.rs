@@ -235,6 +235,7 @@ fn call_traced(th: Thread, r: Routine, t: &'static Task, trace: Option<u32>, pre
     tf.scheduled_after(prev);
     t.head.frame.set(&tf);
     super::tool::switched(prev, t, th.task_state().take_yielding());
+    super::tool::started(t);
     loop {
         oxiomp_instrument::task_begin(oxiomp_instrument::State::TaskRunning, trace_id);
         tf.frame.code_begins();

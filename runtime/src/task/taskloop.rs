@@ -169,10 +169,10 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
         && ub_off == std::mem::offset_of!(KmpTaskloop, ub)
         && body >= std::mem::size_of::<KmpTaskloop>();
     let tc = trip_count(a.lb, a.ub, a.st);
-    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::TASKLOOP, begin: true, count: tc });
     if !a.nogroup {
         super::taskgroup_begin(th);
     }
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::TASKLOOP, begin: true, count: tc });
     let nthreads = th.team().nthreads;
     let (n, size, extras) = plan(tc, nthreads, a.sched, a.grainsize, a.strict);
     let lp = Box::into_raw(Box::new(Loop {
@@ -197,17 +197,49 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     if n > 0 {
         // SAFETY: we are a user: the loop is alive.
         let l = unsafe { &*lp };
-        if a.if_val {
-            run_range(th, l, 0, n);
-        } else {
+        if !a.if_val {
             run_chunks(th, l, 0, n);
+        } else if oxiomp_instrument::tool_attached() {
+            spawn_chunks(th, l);
+        } else {
+            run_range(th, l, 0, n);
         }
     }
     Loop::release(lp);
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::TASKLOOP, begin: false, count: tc });
     if !a.nogroup {
         super::taskgroup_end(th);
     }
-    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::TASKLOOP, begin: false, count: tc });
+}
+
+/// With a tool attached: every chunk is a task created here, in order, and queued for any
+/// thread to run, the tasks a tool expects of a taskloop (and libomp's shape). The range
+/// tasks of [`run_range`] would show it tasks the program never asked for, and chunks created
+/// on whichever thread runs a range.
+#[cold]
+fn spawn_chunks(th: Thread, l: &Loop) {
+    let parent = super::current(th);
+    let group = parent.head.cur_group.get();
+    let team = parent.team();
+    // A chunk's iterations are read from its header when it starts (`tool::started`).
+    let more_flags = if l.standard { descriptor::flags::TASKLOOP_CHUNK } else { 0 };
+    // SAFETY: the pattern's own kmp_task_t.
+    let entry = unsafe { (*l.pattern.kmp()).routine }.map_or(0, |r| r as usize);
+    for k in 0..l.n {
+        if super::cancelled_in(group, team) {
+            break;
+        }
+        let c = duplicating::<true, _>(|| {
+            let site = oxiomp_instrument::Site { entry, ident: l.ident };
+            let (id, trace_id) = (super::next_id(th), oxiomp_instrument::task_created(site));
+            let c =
+                descriptor::duplicate(l.pattern, parent, th.desc().task_cache(), id, more_flags, trace_id);
+            l.prepare(c, k);
+            c
+        });
+        // A new task: never refused.
+        let _ = super::submit(th, c, &mut Vec::new());
+    }
 }
 
 /// Runs chunks `k0..k1` of the loop: splits off upper halves as range tasks while the range is
@@ -242,7 +274,11 @@ fn run_chunks_as<const TRACED: bool>(th: Thread, l: &Loop, k0: u64, k1: u64) {
     let mut k = k0;
     while k < k1 && !super::cancelled_in(group, team) {
         let c = duplicating::<TRACED, _>(|| {
-            let c = descriptor::duplicate(l.pattern, parent, th.desc().task_cache(), super::next_id(th));
+            let more_flags = if l.standard { descriptor::flags::TASKLOOP_CHUNK } else { 0 };
+            let id = super::next_id(th);
+            // Not a task of the trace itself: each chunk that runs in the block is created
+            // there as it starts (`run_in_place`).
+            let c = descriptor::duplicate(l.pattern, parent, th.desc().task_cache(), id, more_flags, 0);
             super::begin_in_place(c);
             l.prepare(c, k);
             c

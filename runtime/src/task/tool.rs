@@ -3,9 +3,9 @@
 //! descriptors' addresses). Each function is one instrumentation point: a load of the cached
 //! tracing flag while nothing listens.
 
-use oxiomp_instrument::{ToolEvent, cancel_flags, task_flags, task_status};
+use oxiomp_instrument::{ChunkOf, ToolEvent, cancel_flags, task_flags, task_status};
 
-use super::descriptor::{Counted, State, final_bits, flags};
+use super::descriptor::{Counted, KmpTaskloop, State, final_bits, flags};
 use super::{Dep, Task};
 use crate::sync::atomic::Ordering;
 
@@ -65,6 +65,25 @@ fn schedule(prior: *const Task, status: u32, next: *const Task) {
         status,
         next: next as usize,
     });
+}
+
+/// Task `t`, just switched to, starts: a taskloop chunk tells its iterations (from the bounds
+/// clang keeps in its header).
+#[inline(always)]
+pub(super) fn started(t: &Task) {
+    if t.head.flags & flags::TASKLOOP_CHUNK != 0 {
+        // SAFETY: the flag is set only on chunks laid out as `KmpTaskloop`; the thread is
+        // about to run the chunk, whose bounds nobody writes any more.
+        let (lb, ub, st) = unsafe {
+            let kt = t.kmp() as *const KmpTaskloop;
+            ((*kt).lb, (*kt).ub, (*kt).st)
+        };
+        oxiomp_instrument::tool(|| ToolEvent::Chunk {
+            start: lb,
+            iterations: super::taskloop::trip_count(lb, ub, st),
+            of: ChunkOf::Taskloop,
+        });
+    }
 }
 
 /// The calling thread suspends `prev` to run `t` (nothing when `t` goes on running: the

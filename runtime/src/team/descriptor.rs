@@ -12,7 +12,7 @@ use oxiomp_instrument::State;
 
 use crate::barrier::Barrier;
 use crate::icv::{Icvs, ProcBind};
-use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use crate::task::descriptor::{Task, ToolFrame};
 
 /// The code a team runs: `run(data, gtid, tid)` on every member.
@@ -120,6 +120,11 @@ pub struct Team {
     pub(super) implicit: Box<[CachePadded<Implicit>]>,
     /// A tool's word for the region (OMPT's parallel data: see `tool`).
     pub tool: crate::tool::ToolData,
+    /// A league team's initial task as a tool sees it: the implicit task of the league member
+    /// running the team's code, which a tool sees run in a one-thread region the runtime forks
+    /// for the team (libomp's teams are so). Null for other teams and while no thread runs
+    /// the team; written and read only by the thread running it.
+    pub(super) league_initial: AtomicPtr<Task>,
     /// What only the primary thread writes at every fork and join, on a line of its own.
     pub(super) primary: CachePadded<PrimaryOnly>,
 }
@@ -237,6 +242,7 @@ impl Team {
             tasks: crate::task::pool::TaskPool::new(1),
             implicit: Box::new([CachePadded::new(Implicit::new())]),
             tool: crate::tool::ToolData::new(),
+            league_initial: AtomicPtr::new(std::ptr::null_mut()),
             primary: CachePadded::new(PrimaryOnly { epochs: Vec::new(), cg_reserved: 0 }),
         }
     }
@@ -257,6 +263,19 @@ impl Team {
                 t.task.head.frame.set(frame);
             }
         }
+    }
+
+    /// Whether the team's members are a `teams` construct's league (each runs the initial
+    /// task of one team at a time).
+    pub fn is_league(&self) -> bool {
+        self.job.internal
+    }
+
+    /// A league team's initial task as a tool sees it, while a thread runs the team (see
+    /// `league_initial`); null otherwise.
+    pub fn league_initial(&self) -> *const Task {
+        // Relaxed: written by the thread running the team, the only one that asks.
+        self.league_initial.load(Ordering::Relaxed)
     }
 
     /// The tool's word of member `tid`'s implicit task.

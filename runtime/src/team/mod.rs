@@ -634,13 +634,32 @@ unsafe fn run_league_member(data: *const (), gtid: i32, tid: u32) {
 
 /// Runs the user's code as the initial thread of league team `t`.
 ///
+/// A tool sees the member's implicit task as the team's initial task, and the code run in a
+/// one-thread region of the team that the runtime forks (`t`'s implicit task 0): the shape
+/// libomp gives it, whose teams run their code so.
+///
 /// # Safety
 /// As for `run_league_member`.
 unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
+    let (member, index) = (th.team() as *const Team as usize, th.tid());
+    let (team, team_num) = (t as *const Team as usize, t.team_num as u32);
+    let region = parallel_flags::INVOKER_RUNTIME | parallel_flags::TEAM;
+    oxiomp_instrument::tool(|| ToolEvent::LeagueTaskBegin {
+        league: member,
+        index,
+        team_num,
+        num_teams: t.num_teams as u32,
+    });
+    oxiomp_instrument::tool(|| ToolEvent::ParallelBegin {
+        team,
+        requested: t.icvs.thread_limit,
+        flags: region,
+    });
+    // Relaxed: read back only by this thread (`Team::league_initial`).
+    t.league_initial.store(crate::task::current(th) as *const Task as *mut Task, Ordering::Relaxed);
     let saved = th.save();
     th.begin_implicit_task(t, 0, t.icvs);
-    let (team, team_num) = (t as *const Team as usize, t.team_num as u32);
-    oxiomp_instrument::tool(|| ToolEvent::LeagueTaskBegin { team, team_num, num_teams: t.num_teams as u32 });
+    oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskBegin { team, index: 0, size: 1, initial: false });
     if let Some(p) = t.master_place {
         th.bind(p, Runtime::places());
     }
@@ -650,8 +669,11 @@ unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
     crate::worksharing::end_left_loop(th);
     oxiomp_instrument::user_microtask_exit();
     t.finish_tasks(th);
-    oxiomp_instrument::tool(|| ToolEvent::LeagueTaskEnd { team, team_num });
+    oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskEnd { team, index: 0, size: 1, initial: false });
     th.restore(saved);
+    t.league_initial.store(std::ptr::null_mut(), Ordering::Relaxed);
+    oxiomp_instrument::tool(|| ToolEvent::ParallelEnd { team, flags: region });
+    oxiomp_instrument::tool(|| ToolEvent::LeagueTaskEnd { league: member, index, team_num });
 }
 
 /// Whether the calling thread executes the `single` construct it has reached.

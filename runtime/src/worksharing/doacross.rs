@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::sleep::Sleep;
+use oxiomp_instrument::ToolEvent;
 
 /// One dimension as clang passes it: `struct kmp_dim { i64 lo, up, st; }`.
 #[repr(C)]
@@ -73,6 +74,9 @@ impl Doacross {
     /// `depend(source)` for iteration `vec`.
     pub fn post(&self, vec: &[i64]) {
         if let Some(i) = self.index(vec) {
+            if oxiomp_instrument::tool_attached() {
+                self.tell(vec, true);
+            }
             // Release: the iteration's writes happen-before the sink that sees the bit.
             self.done[(i / 32) as usize].fetch_or(1 << (i % 32), Ordering::Release);
             self.sleep.notify();
@@ -82,6 +86,9 @@ impl Doacross {
     /// `depend(sink: vec)`: waits until iteration `vec` posted (at once if it is outside).
     pub fn wait(&self, vec: &[i64]) {
         let Some(i) = self.index(vec) else { return };
+        if oxiomp_instrument::tool_attached() {
+            self.tell(vec, false);
+        }
         let (word, bit) = (&self.done[(i / 32) as usize], 1u32 << (i % 32));
         // Acquire: pairs with the Release in `post`.
         let posted = || word.load(Ordering::Acquire) & bit != 0;
@@ -89,6 +96,22 @@ impl Doacross {
             return;
         }
         self.sleep.wait_until(&posted);
+    }
+}
+
+impl Doacross {
+    /// Tells a tool of `depend(source)` (`source`) or `depend(sink)` for iteration `vec`,
+    /// which lies inside the iteration space.
+    #[cold]
+    fn tell(&self, vec: &[i64], source: bool) {
+        // Inside the space: each offset from `lo` is a whole number of steps, at least 0.
+        let iters: Vec<u64> =
+            self.dims.iter().zip(vec).map(|(&(lo, st, _), &v)| ((v - lo) / st) as u64).collect();
+        oxiomp_instrument::tool(|| ToolEvent::Doacross {
+            source,
+            iters: iters.as_ptr() as usize,
+            n: iters.len() as u32,
+        });
     }
 }
 

@@ -14,7 +14,7 @@ use crate::lock::CriticalName;
 use crate::thread::Thread;
 pub use dispatch::Chunk;
 pub(crate) use dispatch::strip_modifiers;
-use oxiomp_instrument::{Event, MutexOp, SyncPoint, ToolEvent, mutex_kind, sync_kind};
+use oxiomp_instrument::{ChunkOf, Event, MutexOp, SyncPoint, ToolEvent, mutex_kind, sync_kind};
 pub use reduction::{Method, ReduceFn};
 pub use static_sched::StaticChunk;
 
@@ -94,16 +94,17 @@ fn tell_static(what: StaticKind, c: &StaticChunk, lb: i128, ub: i128, incr: i128
     if what == StaticKind::Sections {
         oxiomp_instrument::tool(|| ToolEvent::Section);
     } else {
-        oxiomp_instrument::tool(|| static_chunk_event(c, ub, incr, what == StaticKind::Distribute));
+        let of = if what == StaticKind::Distribute { ChunkOf::Distribute } else { ChunkOf::Loop };
+        oxiomp_instrument::tool(|| static_chunk_event(c, ub, incr, of));
     }
 }
 
 /// What a tool is told of the calling thread's first chunk `c` of a static loop ending at `ub`
 /// by steps of `incr` (none if the thread has no iteration: zero iterations).
-fn static_chunk_event(c: &StaticChunk, ub: i128, incr: i128, distribute: bool) -> ToolEvent {
+fn static_chunk_event(c: &StaticChunk, ub: i128, incr: i128, of: ChunkOf) -> ToolEvent {
     let last = if incr > 0 { c.upper.min(ub) } else { c.upper.max(ub) };
     let n = if incr == 0 { 1 } else { ((last - c.lower) / incr + 1).max(0) };
-    ToolEvent::Chunk { start: c.lower as u64, iterations: n as u64, distribute }
+    ToolEvent::Chunk { start: c.lower as u64, iterations: n as u64, of }
 }
 
 /// `__kmpc_for_static_fini`.
@@ -265,7 +266,7 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
         oxiomp_instrument::tool(|| ToolEvent::Chunk {
             start: c.lower as u64,
             iterations: c.iterations(),
-            distribute: false,
+            of: ChunkOf::Loop,
         });
         ws.replace_chunk_open(true);
         if was_open {
