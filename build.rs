@@ -1,33 +1,110 @@
-//! Links the drop-in library: soname `libomp.so.5` and a version script with libomp's version
-//! nodes (`VERSION` for every exported symbol, the `OMP_*` nodes present as in LLVM's libomp),
-//! generated from the export list in `abi/exports.txt`.
+//! Links the drop-in library: soname `libomp.so.5` and a version script generated from the data
+//! in `abi/`:
+//! - `exports.txt`: every `__kmpc_*`, `omp_*`, `kmp_*`, ... entry, in libomp's node `VERSION`
+//!   (binaries built against LLVM's libomp ask for `omp_get_thread_num@VERSION`);
+//! - `gomp.txt`: each `GOMP_*` entry in the libgomp node gcc's binaries ask for;
+//! - `omp-versions.txt`: the `omp_*` routines also under libgomp's `OMP_*` nodes, as entries of
+//!   their own (`name@OMP_x`, not the default version) that jump to the routine: a small
+//!   assembly file made here, whose `.symver` directives name them.
+//!
+//! libgomp's node chains (`OMP_1.0` .. `OMP_5.1`, `GOMP_1.0` .. `GOMP_5.1`, each a child of the
+//! one before) are all defined: a binary whose list of needed versions names one the library
+//! lacks does not load.
 
 use std::fmt::Write as _;
 
-const VERSION_NODES_OMP: [&str; 7] =
-    ["OMP_1.0", "OMP_2.0", "OMP_3.0", "OMP_3.1", "OMP_4.0", "OMP_4.5", "OMP_5.0"];
-const VERSION_NODES_GOMP: [&str; 7] =
-    ["GOMP_1.0", "GOMP_2.0", "GOMP_3.0", "GOMP_4.0", "GOMP_4.5", "GOMP_5.0", "GOMP_5.0.1"];
+const NODES_OMP: [&str; 10] = [
+    "OMP_1.0",
+    "OMP_2.0",
+    "OMP_3.0",
+    "OMP_3.1",
+    "OMP_4.0",
+    "OMP_4.5",
+    "OMP_5.0",
+    "OMP_5.0.1",
+    "OMP_5.0.2",
+    "OMP_5.1",
+];
+const NODES_GOMP: [&str; 9] = [
+    "GOMP_1.0",
+    "GOMP_2.0",
+    "GOMP_3.0",
+    "GOMP_4.0",
+    "GOMP_4.0.1",
+    "GOMP_4.5",
+    "GOMP_5.0",
+    "GOMP_5.0.1",
+    "GOMP_5.1",
+];
+
+/// The lines of a data file, without comments and blank lines, split into words.
+fn rows(path: &str) -> Vec<Vec<String>> {
+    println!("cargo:rerun-if-changed={path}");
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
 
 fn main() {
-    println!("cargo:rerun-if-changed=abi/exports.txt");
-    let list = std::fs::read_to_string("abi/exports.txt").expect("abi/exports.txt");
+    let out = std::env::var("OUT_DIR").expect("OUT_DIR");
+    let exports = rows("abi/exports.txt");
+    let gomp = rows("abi/gomp.txt");
+    let aliases = rows("abi/omp-versions.txt");
+
     let mut script = String::from("VERSION {\n  global:\n");
-    for pat in list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        writeln!(script, "    {pat};").unwrap();
+    for r in &exports {
+        writeln!(script, "    {};", r[0]).unwrap();
     }
     script.push_str("  local: *;\n};\n");
-    // libomp also defines the GOMP-compatibility nodes (OMP_1.0 .. OMP_5.0 and GOMP_1.0 ..
-    // GOMP_5.0.1, each a child of the one before); they carry no symbols of ours (no GOMP_*
-    // entry points yet) but are declared so `readelf -V` shows the same node names.
-    for chain in [&VERSION_NODES_OMP[..], &VERSION_NODES_GOMP[..]] {
+    for chain in [&NODES_OMP[..], &NODES_GOMP[..]] {
         let mut parent = String::new();
-        for v in chain {
-            writeln!(script, "{v} {{\n}} {parent};").unwrap();
-            parent = v.to_string();
+        for node in chain {
+            let names: Vec<&str> = gomp.iter().filter(|r| r[1] == *node).map(|r| r[0].as_str()).collect();
+            assert!(
+                names.iter().all(|n| n.starts_with("GOMP_")),
+                "abi/gomp.txt: only GOMP_ names go into GOMP nodes"
+            );
+            script.push_str(&format!("{node} {{\n"));
+            if !names.is_empty() {
+                script.push_str("  global:\n");
+                for n in names {
+                    writeln!(script, "    {n};").unwrap();
+                }
+            }
+            writeln!(script, "}} {parent};").unwrap();
+            parent = node.to_string();
         }
     }
-    let out = std::env::var("OUT_DIR").expect("OUT_DIR");
+    for r in &gomp {
+        assert!(NODES_GOMP.contains(&r[1].as_str()), "abi/gomp.txt: unknown node {}", r[1]);
+    }
+
+    // The OMP_* entries: each a jump to its routine, named `name@node` by `.symver`.
+    let mut asm = String::from(".text\n");
+    for r in &aliases {
+        let (name, node) = (&r[0], &r[1]);
+        let target = r.get(2).unwrap_or(name);
+        assert!(NODES_OMP.contains(&node.as_str()), "abi/omp-versions.txt: unknown node {node}");
+        let local = format!("oxiomp_{}_{}", node.replace('.', "_"), name);
+        write!(
+            asm,
+            ".globl {local}\n.type {local}, @function\n.p2align 4\n{local}:\n  jmp {target}@PLT\n\
+             .size {local}, .-{local}\n.symver {local}, {name}@{node}\n"
+        )
+        .unwrap();
+    }
+    asm.push_str(".section .note.GNU-stack,\"\",@progbits\n");
+    let asm_path = format!("{out}/omp_versions.S");
+    std::fs::write(&asm_path, asm).expect("write omp_versions.S");
+    let objects = cc::Build::new().file(&asm_path).compile_intermediates();
+    for o in objects {
+        println!("cargo:rustc-cdylib-link-arg={}", o.display());
+    }
+
     let path = format!("{out}/libomp.map");
     std::fs::write(&path, script).expect("write version script");
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={path}");

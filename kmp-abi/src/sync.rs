@@ -359,13 +359,18 @@ pub extern "C" fn __kmpc_barrier_master_nowait(loc: *const Ident, gtid: i32) -> 
 pub unsafe extern "C" fn __kmpc_error(loc: *const Ident, severity: i32, message: *const std::ffi::c_char) {
     // SAFETY: per the contract.
     let msg = unsafe { crate::c_message(message) };
+    error_directive(Ident::location(loc), severity == 1, &msg);
+}
+
+/// An `error` directive at `at` with `msg`: a tool is told, then a warning goes on, an error
+/// ends the program.
+pub(crate) fn error_directive(at: impl std::fmt::Display, warning: bool, msg: &str) {
     oxiomp_instrument::tool(|| ToolEvent::Error {
-        severity: if severity == 1 { 1 } else { 2 },
+        severity: if warning { 1 } else { 2 },
         message: msg.as_ptr() as usize,
         len: msg.len(),
     });
-    let at = Ident::location(loc);
-    if severity == 1 {
+    if warning {
         oxiomp_runtime::stderr_line(format_args!("oxiomp: warning: {at}: user-directed warning: {msg}"));
         return;
     }

@@ -15,7 +15,8 @@ pub fn profile_dir() -> PathBuf {
 pub struct Lib {
     /// Our library, `target/<profile>/libomp.so` (or `$OXIOMP_LIB`).
     pub so: PathBuf,
-    /// A directory holding only `libomp.so.5` → our library.
+    /// A directory holding `libomp.so.5` and `libgomp.so.1`, both → our library (the names
+    /// clang's and gcc's programs ask the loader for).
     pub dir: PathBuf,
 }
 
@@ -31,9 +32,11 @@ pub fn lib() -> &'static Lib {
         });
         let dir = profile_dir().join("oxiomp-ld");
         std::fs::create_dir_all(&dir).unwrap();
-        let link = dir.join("libomp.so.5");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&so, &link).unwrap();
+        for name in ["libomp.so.5", "libgomp.so.1"] {
+            let link = dir.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&so, &link).unwrap();
+        }
         Lib { so, dir }
     })
 }
@@ -48,6 +51,13 @@ pub fn clang(src: &Path, exe: &Path, flags: &[&str]) {
         .arg(exe)
         .output()
         .expect("clang-19 (install it: scripts/setup.sh)");
+    assert!(o.status.success(), "building {}: {}", src.display(), String::from_utf8_lossy(&o.stderr));
+}
+
+/// Compiles the C file `src` with gcc and `flags` into `exe`, failing the test with the
+/// compiler's messages if it does not build.
+pub fn gcc(src: &Path, exe: &Path, flags: &[&str]) {
+    let o = Command::new("gcc").args(flags).arg(src).arg("-o").arg(exe).output().expect("gcc");
     assert!(o.status.success(), "building {}: {}", src.display(), String::from_utf8_lossy(&o.stderr));
 }
 

@@ -431,6 +431,30 @@ impl Ring {
         cur.ord_passed = true;
     }
 
+    /// gcc's `GOMP_ordered_start`: gcc tells no iteration's end, so the ordered regions a
+    /// thread runs within its chunk take the chunk's iterations in turn (it runs them in
+    /// order itself): a region after an earlier one of the chunk belongs to the next
+    /// iteration. The chunk's first region waits for the chunk's turn.
+    pub(crate) fn ordered_enter_in_chunk(&self, cur: &mut Cursor) {
+        if cur.active && cur.ord_passed {
+            self.iteration_done(cur);
+        }
+        self.ordered_enter(cur);
+    }
+
+    /// The thread is done with its chunk of an ordered loop (gcc's code asks for the next
+    /// chunk, or leaves the loop): the chunk's iterations whose region did not run pass their
+    /// turn on, so the turn goes to the iteration after the chunk.
+    pub(crate) fn ordered_chunk_done(&self, cur: &mut Cursor) {
+        while cur.active {
+            let last = cur.ord_cur + 1 >= cur.ord_end;
+            self.iteration_done(cur);
+            if last {
+                break;
+            }
+        }
+    }
+
     /// `__kmpc_dispatch_fini_*`: the end of one iteration of an ordered loop.
     pub(crate) fn iteration_done(&self, cur: &mut Cursor) {
         if !cur.active {

@@ -307,6 +307,21 @@ pub fn ordered_enter(th: Thread) {
     oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::ORDERED, id);
 }
 
+/// gcc's `GOMP_ordered_start` (see `Ring::ordered_enter_in_chunk`). A tool is told as for
+/// [`ordered_enter`].
+pub fn ordered_enter_in_chunk(th: Thread) {
+    let id = th.team() as *const crate::team::Team as usize;
+    oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::ORDERED, id);
+    th.ws_state().with_cursor(|c| th.team().ring().ordered_enter_in_chunk(c));
+    oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::ORDERED, id);
+}
+
+/// The thread is done with its chunk of an ordered loop that gcc's code runs (see
+/// `Ring::ordered_chunk_done`).
+pub fn ordered_chunk_done(th: Thread) {
+    th.ws_state().with_cursor(|c| th.team().ring().ordered_chunk_done(c));
+}
+
 /// `__kmpc_end_ordered`.
 pub fn ordered_exit(th: Thread) {
     th.ws_state().with_cursor(|c| th.team().ring().ordered_exit(c));
