@@ -6,16 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "gomp locks: line %d: %s: ", __LINE__, #cond);                    \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "../c/check.h"
 
 struct packed {
     int before;
@@ -29,7 +20,7 @@ int main(void) {
     struct packed p = {11, {{0}}, 22, {{0}}, 33};
     omp_init_lock(&p.a);
     omp_init_lock(&p.b);
-    CHECK(p.before == 11 && p.between == 22 && p.after == 33, "a lock's neighbours changed");
+    CHECK("a lock's neighbours changed", p.before == 11 && p.between == 22 && p.after == 33);
 
     long count = 0, tested = 0;
     int team = 0;
@@ -51,10 +42,10 @@ int main(void) {
             }
         }
     }
-    CHECK(count == 2000L * team && tested == 2000L * team, "count %ld tested %ld of %d threads", count, tested, team);
+    CHECK("every locked update counted", count == 2000L * team && tested == 2000L * team);
     omp_destroy_lock(&p.a);
     omp_destroy_lock(&p.b);
-    CHECK(p.before == 11 && p.between == 22 && p.after == 33, "a lock's neighbours changed");
+    CHECK("a lock's neighbours changed", p.before == 11 && p.between == 22 && p.after == 33);
 
     // Many locks at once, destroyed, and made again.
     enum { M = 3000 };
@@ -69,7 +60,7 @@ int main(void) {
             held += !omp_test_lock(&many[i]);
             omp_unset_lock(&many[i]);
         }
-        CHECK(held == M, "round %d: %d of %d locks held", round, held, M);
+        CHECK("every lock of the round held", held == M);
         for (int i = 0; i < M; i++)
             omp_destroy_lock(&many[i]);
     }
@@ -90,7 +81,7 @@ int main(void) {
         }
     }
     omp_destroy_nest_lock(&n);
-    CHECK(nested == 500L * team, "nested %ld", nested);
+    CHECK("a nestable lock taken twice by its owner", nested == 500L * team);
 
     // The allocate clause.
     int sum = 0;
@@ -100,7 +91,7 @@ int main(void) {
         x += omp_get_thread_num() + 1;
         sum += x;
     }
-    CHECK(sum == team * (team + 1) / 2, "allocate clause: sum %d", sum);
+    CHECK("allocate clause", sum == team * (team + 1) / 2);
 
 #pragma omp error at(execution) severity(warning) message("gomp locks: a warning")
 

@@ -5,16 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "gomp ordered: line %d: %s: ", __LINE__, #cond);                  \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "../c/check.h"
 
 enum { N = 300 };
 static int seq[N], len;
@@ -43,7 +34,7 @@ static int some(int i) { return i % 3 != 2; }
                 }                                                                              \
             }                                                                                  \
         }                                                                                      \
-        CHECK(in_order(want), "%s, %s: %d regions", sched, #want, len);                        \
+        CHECK(sched, in_order(want));                                                          \
     } while (0)
 
 int main(int argc, char **argv) {

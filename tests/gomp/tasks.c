@@ -6,16 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "gomp tasks: line %d: %s: ", __LINE__, #cond);                    \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "../c/check.h"
 
 static void slow(void) {
     for (volatile int i = 0; i < 20000; i++) {
@@ -56,8 +47,7 @@ int main(void) {
 #pragma omp task untied priority(3) shared(sum)
         __atomic_fetch_add(&sum, 1000, __ATOMIC_RELAXED);
     }
-    CHECK(sum == 5050 + 1000 && vla_ok && undeferred && final_ok, "sum %d vla %d if0 %d final %d", sum, vla_ok,
-          undeferred, final_ok);
+    CHECK("firstprivate, VLA copy, if(0), final", sum == 5050 + 1000 && vla_ok && undeferred && final_ok);
 
     // Dependences (gcc's first form): a chain of inout, readers after a writer.
     int x = 0, order[8], k = 0, bad = 0;
@@ -81,7 +71,7 @@ int main(void) {
         if (x != 4)
             bad += 100;
     }
-    CHECK(bad == 0 && order[0] == 0 && order[1] == 1 && order[2] == 2 && order[3] == 3, "chain: bad %d", bad);
+    CHECK("inout chain and its readers", bad == 0 && order[0] == 0 && order[1] == 1 && order[2] == 2 && order[3] == 3);
 
     // gcc's second form: mutexinoutset members one at a time, a depend object, then a reader.
     int y = 0, inside = 0, overlap = 0;
@@ -105,7 +95,7 @@ int main(void) {
 #pragma omp taskwait
 #pragma omp depobj(obj) destroy
     }
-    CHECK(overlap == 0 && y == 60, "mutexinoutset overlap %d, y %d", overlap, y);
+    CHECK("mutexinoutset members apart, then the depend object", overlap == 0 && y == 60);
 
     // taskgroup waits for descendants; taskyield is harmless.
     int deep = 0;
@@ -127,7 +117,7 @@ int main(void) {
         if (deep != 1)
             deep = -1;
     }
-    CHECK(deep == 1, "taskgroup: %d", deep);
+    CHECK("taskgroup waits for descendants", deep == 1);
 
     // detach: the task completes once another task fulfils its event.
     int done = 0, after = 0;
@@ -145,7 +135,7 @@ int main(void) {
 #pragma omp taskwait
         after = done;
     }
-    CHECK(after == 1, "detach");
+    CHECK("detach", after == 1);
 
     if (failures)
         return 1;

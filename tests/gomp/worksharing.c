@@ -6,16 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "gomp worksharing: line %d: %s: ", __LINE__, #cond);              \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "../c/check.h"
 
 enum { N = 1000 };
 static int hits[N];
@@ -49,7 +40,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; i++)
             __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
     }
-    CHECK(nthreads >= 1 && covered(all, 1), "dynamic loop");
+    CHECK("dynamic loop", nthreads >= 1 && covered(all, 1));
 
     clear();
 #pragma omp parallel
@@ -61,7 +52,7 @@ int main(int argc, char **argv) {
         for (int i = 1; i < n; i += 3)
             __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
     }
-    CHECK(covered(by3, 2), "guided then monotonic dynamic loops by 3, the first nowait");
+    CHECK("guided then monotonic dynamic loops by 3, the first nowait", covered(by3, 2));
 
     clear();
 #pragma omp parallel
@@ -70,24 +61,24 @@ int main(int argc, char **argv) {
         for (int i = n - 1; i >= 10; i -= 7)
             __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
     }
-    CHECK(covered(down, 1), "a runtime-scheduled loop counting down by 7");
+    CHECK("a runtime-scheduled loop counting down by 7", covered(down, 1));
 
     // Combined `parallel for` with constant bounds (gcc's GOMP_parallel_loop_* entries).
     clear();
 #pragma omp parallel for schedule(dynamic, 5)
     for (int i = 0; i < N; i++)
         __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    CHECK(covered(all, 1), "parallel for dynamic");
+    CHECK("parallel for dynamic", covered(all, 1));
     clear();
 #pragma omp parallel for schedule(guided)
     for (int i = 0; i < N; i++)
         __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    CHECK(covered(all, 1), "parallel for guided");
+    CHECK("parallel for guided", covered(all, 1));
     clear();
 #pragma omp parallel for schedule(runtime)
     for (int i = 0; i < N; i++)
         __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    CHECK(covered(all, 1), "parallel for runtime");
+    CHECK("parallel for runtime", covered(all, 1));
 
     // An empty loop: no iteration, and the team goes on.
     int ran = 0;
@@ -97,7 +88,7 @@ int main(int argc, char **argv) {
         for (int i = n; i < n - 5; i++)
             __atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
     }
-    CHECK(ran == 0, "an empty loop ran %d iterations", ran);
+    CHECK("an empty loop runs no iteration", ran == 0);
 
     // Sections: each runs once.
     int sec[4] = {0, 0, 0, 0};
@@ -120,8 +111,7 @@ int main(int argc, char **argv) {
 #pragma omp section
         __atomic_fetch_add(&sec[3], 10, __ATOMIC_RELAXED);
     }
-    CHECK(sec[0] == 1 && sec[1] == 1 && sec[2] == 1 && sec[3] == 11, "sections %d %d %d %d", sec[0], sec[1], sec[2],
-          sec[3]);
+    CHECK("each section once", sec[0] == 1 && sec[1] == 1 && sec[2] == 1 && sec[3] == 11);
 
     // single: one thread; copyprivate: every thread gets its value.
     int singles = 0, copied = 0, team = 0;
@@ -136,7 +126,7 @@ int main(int argc, char **argv) {
 #pragma omp single nowait
         team = omp_get_num_threads();
     }
-    CHECK(singles == 1 && copied == team, "single %d, copyprivate %d of %d", singles, copied, team);
+    CHECK("single once, copyprivate to every thread", singles == 1 && copied == team);
 
     // critical sections and the atomic lock: no update lost.
     long a = 0, b = 0;
@@ -153,8 +143,7 @@ int main(int argc, char **argv) {
         }
 #pragma omp barrier
     }
-    CHECK(a == 1000L * team && b == 2000L * team && ld == 1000.0L * team, "critical %ld, named %ld, atomic %Lf", a,
-          b, ld);
+    CHECK("critical, named critical and atomic lose no update", a == 1000L * team && b == 2000L * team && ld == 1000.0L * team);
 
     if (failures)
         return 1;
