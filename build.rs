@@ -7,9 +7,9 @@
 //!   their own (`name@OMP_x`, not the default version) that jump to the routine: a small
 //!   assembly file made here, whose `.symver` directives name them.
 //!
-//! libgomp's node chains (`OMP_1.0` .. `OMP_5.1`, `GOMP_1.0` .. `GOMP_5.1`, each a child of the
-//! one before) are all defined: a binary whose list of needed versions names one the library
-//! lacks does not load.
+//! libgomp's node chains (`OMP_1.0` .. `OMP_5.1`, `GOMP_1.0` .. `GOMP_5.1`, `GOACC_2.0` ..
+//! `GOACC_2.0.2`, each a child of the one before) are all defined: a binary whose list of
+//! needed versions names one the library lacks does not load.
 
 use std::fmt::Write as _;
 
@@ -36,6 +36,7 @@ const NODES_GOMP: [&str; 9] = [
     "GOMP_5.0.1",
     "GOMP_5.1",
 ];
+const NODES_GOACC: [&str; 3] = ["GOACC_2.0", "GOACC_2.0.1", "GOACC_2.0.2"];
 
 /// The lines of a data file, without comments and blank lines, split into words.
 fn rows(path: &str) -> Vec<Vec<String>> {
@@ -60,13 +61,13 @@ fn main() {
         writeln!(script, "    {};", r[0]).unwrap();
     }
     script.push_str("  local: *;\n};\n");
-    for chain in [&NODES_OMP[..], &NODES_GOMP[..]] {
+    for chain in [&NODES_OMP[..], &NODES_GOMP[..], &NODES_GOACC[..]] {
         let mut parent = String::new();
         for node in chain {
             let names: Vec<&str> = gomp.iter().filter(|r| r[1] == *node).map(|r| r[0].as_str()).collect();
             assert!(
-                names.iter().all(|n| n.starts_with("GOMP_")),
-                "abi/gomp.txt: only GOMP_ names go into GOMP nodes"
+                names.iter().all(|n| n.starts_with("GOMP_") || n.starts_with("GOACC_")),
+                "abi/gomp.txt: only GOMP_ and GOACC_ names go into libgomp's nodes"
             );
             script.push_str(&format!("{node} {{\n"));
             if !names.is_empty() {
@@ -80,7 +81,8 @@ fn main() {
         }
     }
     for r in &gomp {
-        assert!(NODES_GOMP.contains(&r[1].as_str()), "abi/gomp.txt: unknown node {}", r[1]);
+        let known = NODES_GOMP.contains(&r[1].as_str()) || NODES_GOACC.contains(&r[1].as_str());
+        assert!(known, "abi/gomp.txt: unknown node {}", r[1]);
     }
 
     // The OMP_* entries: each a jump to its routine, named `name@node` by `.symver`.
@@ -109,4 +111,63 @@ fn main() {
     std::fs::write(&path, script).expect("write version script");
     println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={path}");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libomp.so.5");
+
+    preload_libgomp(&out);
+}
+
+/// Makes `libgomp.so.1` for `LD_PRELOAD`, beside the library (`target/<profile>/`): a library
+/// with no code whose soname is `libgomp.so.1`, that defines libgomp's version nodes and needs
+/// `libomp.so.5` from its own directory (a link to the library, made here too). Preloaded, it
+/// answers a gcc program's need for `libgomp.so.1` (so Debian's libgomp is not mapped too), and
+/// every symbol the program asks for resolves in oxiomp. (Our library itself, whose soname is
+/// `libomp.so.5`, preloaded under any name leaves that need to the system's libgomp.)
+fn preload_libgomp(out: &str) {
+    let dir = std::path::Path::new(out);
+    let empty = dir.join("empty.c");
+    std::fs::write(&empty, "").expect("write empty.c");
+    let mut nodes = String::new();
+    for chain in [&NODES_OMP[..], &NODES_GOMP[..], &NODES_GOACC[..]] {
+        let mut parent = "";
+        for node in chain {
+            writeln!(nodes, "{node} {{ }} {parent};").unwrap();
+            parent = node;
+        }
+    }
+    let map = dir.join("libgomp-nodes.map");
+    std::fs::write(&map, nodes).expect("write libgomp-nodes.map");
+    let cc = cc::Build::new().cargo_metadata(false).get_compiler();
+    let link = |args: &[&std::ffi::OsStr]| {
+        let status = cc.to_command().args(args).status().expect("run the C compiler");
+        assert!(status.success(), "linking {args:?} failed");
+    };
+    // The soname the shim needs, from a stand-in (our library is linked after this script).
+    let stub = dir.join("libomp.so.5");
+    link(&[
+        "-shared".as_ref(),
+        "-fPIC".as_ref(),
+        "-Wl,-soname,libomp.so.5".as_ref(),
+        "-o".as_ref(),
+        stub.as_os_str(),
+        empty.as_os_str(),
+    ]);
+    let shim = dir.join("libgomp.so.1");
+    let version_script = format!("-Wl,--version-script={}", map.display());
+    link(&[
+        "-shared".as_ref(),
+        "-fPIC".as_ref(),
+        "-Wl,-soname,libgomp.so.1".as_ref(),
+        version_script.as_ref(),
+        "-Wl,--no-as-needed".as_ref(),
+        "-Wl,-rpath,$ORIGIN".as_ref(),
+        "-o".as_ref(),
+        shim.as_os_str(),
+        empty.as_os_str(),
+        stub.as_os_str(),
+    ]);
+    // OUT_DIR is target/<profile>/build/<pkg>-<hash>/out.
+    let Some(profile) = dir.ancestors().nth(3) else { return };
+    std::fs::copy(&shim, profile.join("libgomp.so.1")).expect("copy libgomp.so.1");
+    let so5 = profile.join("libomp.so.5");
+    let _ = std::fs::remove_file(&so5);
+    std::os::unix::fs::symlink("libomp.so", &so5).expect("link libomp.so.5");
 }

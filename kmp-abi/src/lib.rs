@@ -16,7 +16,6 @@
 pub mod api;
 pub mod extensions;
 pub mod gomp;
-mod gomp_lock;
 pub mod lock;
 pub mod memory;
 mod ompd;

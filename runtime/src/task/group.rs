@@ -13,7 +13,7 @@
 
 use std::ffi::c_void;
 
-use crate::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 /// A taskgroup region.
 #[repr(C)]
@@ -26,11 +26,20 @@ pub struct TaskGroup {
     pub(crate) parent: *const TaskGroup,
     /// Task reductions of the group.
     pub(crate) reduction: Option<Box<Reduction>>,
+    /// The compiler layer's word for the group (gcc's chain of registered task reductions),
+    /// 0 for none.
+    pub(crate) foreign: AtomicUsize,
 }
 
 impl TaskGroup {
     pub(crate) fn new(parent: *const TaskGroup) -> TaskGroup {
-        TaskGroup { count: AtomicU32::new(0), cancelled: AtomicU32::new(0), parent, reduction: None }
+        TaskGroup {
+            count: AtomicU32::new(0),
+            cancelled: AtomicU32::new(0),
+            parent,
+            reduction: None,
+            foreign: AtomicUsize::new(0),
+        }
     }
 
     /// Whether the group or an enclosing one was cancelled.

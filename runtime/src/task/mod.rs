@@ -124,6 +124,37 @@ pub fn reduction_modifier_fini(th: Thread) {
     taskgroup_end(th);
 }
 
+/// Sets the compiler layer's word of the current task's innermost open taskgroup (see
+/// [`group_word`]); false when no taskgroup is open.
+pub fn set_group_word(th: Thread, w: usize) -> bool {
+    // SAFETY: the current task's innermost group, open while the task runs.
+    match unsafe { current(th).head.cur_group.get().as_ref() } {
+        Some(g) => {
+            // Relaxed: set before the task creates the tasks that read it (task creation
+            // publishes it) and read by the task itself.
+            g.foreign.store(w, Ordering::Relaxed);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The compiler layer's word of the current task's innermost taskgroup that has one (a task
+/// is in the groups its creator was in), 0 when none has.
+pub fn group_word(th: Thread) -> usize {
+    let mut g = current(th).head.cur_group.get();
+    // SAFETY: enclosing groups outlive the tasks generated in them.
+    while let Some(x) = unsafe { g.as_ref() } {
+        // Relaxed: see `set_group_word`.
+        let w = x.foreign.load(Ordering::Relaxed);
+        if w != 0 {
+            return w;
+        }
+        g = x.parent;
+    }
+    0
+}
+
 /// A task body in Rust, boxed in the task's privates.
 type Body = Box<dyn FnOnce() + Send>;
 

@@ -109,9 +109,9 @@ pub struct Team {
     /// Cancellation of a worksharing construct: its number + 1 (0: none). The region's own
     /// cancellation belongs to the barrier (see `barrier`'s protocol).
     pub(super) cancel_ws: AtomicU32,
-    /// Doacross loops in flight: (worksharing number, state, members still in it).
-    pub(super) doacross:
-        parking_lot::Mutex<Vec<(u32, std::sync::Arc<crate::worksharing::doacross::Doacross>, u32)>>,
+    /// State shared by the members of worksharing constructs in flight (doacross loops, the
+    /// compiler layer's).
+    pub(super) shared: parking_lot::Mutex<Vec<crate::worksharing::SharedEntry>>,
     /// The hidden helper threads' team (see `hidden`): it runs no region, only tasks.
     pub(super) hidden: bool,
     /// Ready and pending explicit tasks.
@@ -237,7 +237,7 @@ impl Team {
             ring: crate::worksharing::dispatch::Ring::new(1),
             exchange: crate::worksharing::reduction::Exchange::new(1),
             cancel_ws: AtomicU32::new(0),
-            doacross: parking_lot::Mutex::new(Vec::new()),
+            shared: parking_lot::Mutex::new(Vec::new()),
             hidden: false,
             tasks: crate::task::pool::TaskPool::new(1),
             implicit: Box::new([CachePadded::new(Implicit::new())]),
@@ -337,27 +337,31 @@ impl Team {
         self.cancel_ws.load(Ordering::Relaxed) == ws.wrapping_add(1)
     }
 
-    /// The doacross state of the loop numbered `key`, created by the first member to arrive.
-    pub(crate) fn doacross_join(
+    /// The state of kind `what` of worksharing construct `key`: made by `make` for the first
+    /// member to arrive, under the team's lock (so the others find it made), then counted
+    /// out by [`Team::shared_leave`].
+    pub(crate) fn shared_join(
         &self,
         key: u32,
-        dims: &[crate::worksharing::doacross::Dim],
-    ) -> std::sync::Arc<crate::worksharing::doacross::Doacross> {
-        let mut list = self.doacross.lock();
-        if let Some(e) = list.iter().find(|e| e.0 == key) {
-            return e.1.clone();
+        what: crate::worksharing::Shared,
+        make: impl FnOnce() -> crate::worksharing::SharedState,
+    ) -> crate::worksharing::SharedState {
+        let mut list = self.shared.lock();
+        if let Some(e) = list.iter().find(|e| e.key == key && e.what == what) {
+            return e.state.clone();
         }
-        let d = crate::worksharing::doacross::Doacross::new(dims);
-        list.push((key, d.clone(), self.nthreads));
-        d
+        let state = make();
+        list.push(crate::worksharing::SharedEntry { key, what, state: state.clone(), users: self.nthreads });
+        state
     }
 
-    /// A member is done with doacross loop `key`; the last one drops it.
-    pub(crate) fn doacross_leave(&self, key: u32) {
-        let mut list = self.doacross.lock();
-        if let Some(i) = list.iter().position(|e| e.0 == key) {
-            list[i].2 -= 1;
-            if list[i].2 == 0 {
+    /// A member is done with the state of kind `what` of construct `key`; the last one drops
+    /// the team's reference.
+    pub(crate) fn shared_leave(&self, key: u32, what: crate::worksharing::Shared) {
+        let mut list = self.shared.lock();
+        if let Some(i) = list.iter().position(|e| e.key == key && e.what == what) {
+            list[i].users -= 1;
+            if list[i].users == 0 {
                 list.swap_remove(i);
             }
         }

@@ -8,7 +8,9 @@ pub mod reduction;
 pub(crate) mod state;
 pub mod static_sched;
 
+use std::any::Any;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 use crate::lock::CriticalName;
 use crate::thread::Thread;
@@ -463,11 +465,33 @@ pub fn cancel_barrier(th: Thread, kind: u32) -> bool {
     th.team().cancel_barrier_as(th, kind)
 }
 
+/// What a construct's shared state is for (see [`Team::shared_join`](crate::Team)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shared {
+    Doacross,
+    /// The compiler layer's own (gcc's task reductions and scratch memory).
+    Abi,
+}
+
+/// A construct's shared state, counted by its users.
+pub type SharedState = Arc<dyn Any + Send + Sync>;
+
+/// One entry of a team's list of shared construct state.
+pub(crate) struct SharedEntry {
+    pub(crate) key: u32,
+    pub(crate) what: Shared,
+    pub(crate) state: SharedState,
+    /// Members still in the construct.
+    pub(crate) users: u32,
+}
+
 /// `__kmpc_doacross_init`: joins (or, first of the team, creates) the doacross state of the
 /// loop about to start.
 pub fn doacross_init(th: Thread, dims: &[doacross::Dim]) {
     let key = th.ws_state().constructs();
-    let d = th.team().doacross_join(key, dims);
+    let made = th.team().shared_join(key, Shared::Doacross, || doacross::Doacross::new(dims));
+    // Made above as a `Doacross`, the only state of this kind.
+    let d = Arc::downcast::<doacross::Doacross>(made).unwrap_or_else(|_| unreachable!());
     th.ws_state().set_doacross(key, d);
 }
 
@@ -489,6 +513,40 @@ pub fn doacross_dims(th: Thread) -> usize {
 /// `__kmpc_doacross_fini`.
 pub fn doacross_fini(th: Thread) {
     if let Some(key) = th.ws_state().take_doacross() {
-        th.team().doacross_leave(key);
+        th.team().shared_leave(key, Shared::Doacross);
     }
+}
+
+/// State the compiler layer shares among the members of the calling thread's latest
+/// worksharing construct (gcc's task reductions and scratch memory): the first member to
+/// arrive makes it with `make`, under the team's lock, so every other one gets it made. The
+/// thread holds it until [`shared_leave`] (or until it joins another's).
+pub fn shared_join<T: Any + Send + Sync>(th: Thread, make: impl FnOnce() -> T) -> Arc<T> {
+    let key = th.ws_state().constructs();
+    let made = th.team().shared_join(key, Shared::Abi, || Arc::new(make()));
+    if let Some((k, _)) = th.ws_state().replace_abi(key, made.clone()) {
+        th.team().shared_leave(k, Shared::Abi);
+    }
+    Arc::downcast::<T>(made).unwrap_or_else(|_| {
+        crate::fatal(format_args!("worksharing construct {key}: its members disagree on its kind"))
+    })
+}
+
+/// The compiler layer's state of the calling thread's current construct, if it joined one
+/// of type `T`.
+pub fn shared_state<T: Any + Send + Sync>(th: Thread) -> Option<Arc<T>> {
+    th.ws_state().abi().and_then(|s| Arc::downcast::<T>(s).ok())
+}
+
+/// The calling thread is done with its construct's shared state; the last member drops it.
+pub fn shared_leave(th: Thread) {
+    if let Some(key) = th.ws_state().take_abi() {
+        th.team().shared_leave(key, Shared::Abi);
+    }
+}
+
+/// A worksharing construct that hands out no work (gcc's `scope` with reductions) begins:
+/// it counts as one of the implicit task's constructs, so its members agree on its number.
+pub fn begin_construct(th: Thread) {
+    th.ws_state().next_construct();
 }

@@ -27,6 +27,9 @@ pub(crate) struct ThreadState {
     sections_open: Cell<bool>,
     /// The doacross loop the thread is in, with its number (taken while in use).
     doacross: Cell<Option<(u32, Arc<Doacross>)>>,
+    /// The compiler layer's state of the construct the thread is in, with its number (see
+    /// `worksharing::shared_join`).
+    abi: Cell<Option<(u32, super::SharedState)>>,
 }
 
 /// What a nested region saves of its encountering thread's worksharing state.
@@ -47,6 +50,7 @@ impl Default for ThreadState {
             ws_count: Cell::new(0),
             sections_open: Cell::new(false),
             doacross: Cell::new(None),
+            abi: Cell::new(None),
         }
     }
 }
@@ -55,7 +59,7 @@ impl ThreadState {
     /// A fresh state for the next thread a descriptor serves. `drop_old`: the doacross state
     /// is dropped (false: forgotten, in a fork's child).
     pub(crate) fn restart(&self, drop_old: bool) {
-        let old = self.doacross.take();
+        let old = (self.doacross.take(), self.abi.take());
         if !drop_old {
             std::mem::forget(old);
         }
@@ -153,5 +157,27 @@ impl ThreadState {
     #[inline]
     pub(crate) fn take_doacross(&self) -> Option<u32> {
         self.doacross.take().map(|(k, _)| k)
+    }
+
+    /// Enters the compiler layer's state of construct number `key`, leaving the previous
+    /// one's (returned with its number).
+    #[inline]
+    pub(crate) fn replace_abi(&self, key: u32, s: super::SharedState) -> Option<(u32, super::SharedState)> {
+        self.abi.replace(Some((key, s)))
+    }
+
+    /// The compiler layer's state of the current construct, if any.
+    #[inline]
+    pub(crate) fn abi(&self) -> Option<super::SharedState> {
+        let s = self.abi.take();
+        let r = s.as_ref().map(|(_, x)| x.clone());
+        self.abi.set(s);
+        r
+    }
+
+    /// Leaves the compiler layer's state of the current construct; returns its number.
+    #[inline]
+    pub(crate) fn take_abi(&self) -> Option<u32> {
+        self.abi.take().map(|(k, _)| k)
     }
 }
