@@ -16,7 +16,8 @@
 #   A on oxiomp  (LD_LIBRARY_PATH=target/bench/oxiomp-lib, libomp.so.5 -> ours)
 #   A on libomp  (LD_LIBRARY_PATH unset: Debian's /usr/lib/llvm-19 libomp)
 #   G on libgomp
-# (the order rotates from round to round: none of the three always runs first),
+#   G on oxiomp  (the same directory, libgomp.so.1 -> ours)
+# (the order rotates from round to round: none of them always runs first),
 # one process per construct and runtime, so a crash or hang (timeout
 # ${OVH_TIMEOUT:-120} s) is left out. Times are medians over rounds of overhead.c's
 # per-run median; ratios are medians over rounds of the ratio within each round
@@ -97,6 +98,7 @@ gcc -O2 -pthread -o "$P" benches/pingpong.c || die "gcc build of pingpong.c fail
 LIBDIR=$BENCH/oxiomp-lib
 mkdir -p "$LIBDIR"
 ln -sfn "$ours_real" "$LIBDIR/libomp.so.5"
+ln -sfn "$ours_real" "$LIBDIR/libgomp.so.1"
 LIBDIR_ABS=$(cd "$LIBDIR" && pwd)
 BASEDIR_ABS=""
 if [ -n "$baseline" ]; then
@@ -131,7 +133,7 @@ unset OMP_DISPLAY_ENV KMP_AFFINITY GOMP_CPU_AFFINITY 2>/dev/null || true
 run_rt() {
     local rt=$1; shift
     case "$rt" in
-    oxiomp) env LD_LIBRARY_PATH="$LIBDIR_ABS" "$@" ;;
+    oxiomp | gcc-oxiomp) env LD_LIBRARY_PATH="$LIBDIR_ABS" "$@" ;;
     baseline) env LD_LIBRARY_PATH="$BASEDIR_ABS" "$@" ;;
     libomp | libgomp) env -u LD_LIBRARY_PATH "$@" ;;
     esac
@@ -147,9 +149,13 @@ resolve() { # resolve RUNTIME BINARY SONAME
 ox_path=$(resolve oxiomp "$A" libomp.so.5)
 ll_path=$(resolve libomp "$A" libomp.so.5)
 gomp_path=$(resolve libgomp "$G" libgomp.so.1)
+gox_path=$(resolve gcc-oxiomp "$G" libgomp.so.1)
 [ -n "$ox_path" ] && [ -e "$ox_path" ] || die "A with LD_LIBRARY_PATH=$LIBDIR_ABS does not resolve libomp.so.5 ('$ox_path')"
 [ -n "$ll_path" ] && [ -e "$ll_path" ] || die "A without LD_LIBRARY_PATH does not resolve libomp.so.5 ('$ll_path'); is Debian's libomp5-19 installed?"
 [ -n "$gomp_path" ] || die "G does not resolve libgomp.so.1"
+[ -n "$gox_path" ] && [ "$(realpath -e "$gox_path")" = "$ours_real" ] ||
+    die "G with LD_LIBRARY_PATH=$LIBDIR_ABS would load '$gox_path', not our library. Refusing to measure."
+case "$gomp_path" in "$LIBDIR_ABS"/*) die "libgomp run resolves into $LIBDIR_ABS" ;; esac
 ox_real=$(realpath -e "$ox_path")
 ll_real=$(realpath -e "$ll_path")
 [ "$ox_real" = "$ours_real" ] ||
@@ -180,7 +186,7 @@ echo "# libgomp: $gomp_path" >&2
 echo "# threads=$threads rounds=$rounds OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=${OMP_PLACES:-unset} constructs: ${constructs[*]}" >&2
 
 # --- measure -----------------------------------------------------------------
-RUNTIMES=(oxiomp libomp libgomp)
+RUNTIMES=(oxiomp libomp libgomp gcc-oxiomp)
 [ -z "$baseline" ] || RUNTIMES+=(baseline)
 TIMEOUT=${OVH_TIMEOUT:-120}
 declare -A vals   # "$rt/$c" -> space-separated per-round medians
@@ -198,7 +204,7 @@ for ((r = 1; r <= rounds; r++)); do
         echo "$r rtt $c $rtt" >>"$raw"
         for ((k = 0; k < ${#RUNTIMES[@]}; k++)); do
             rt=${RUNTIMES[(k + r - 1) % ${#RUNTIMES[@]}]}
-            bin=$A; [ "$rt" = libgomp ] && bin=$G
+            bin=$A; case "$rt" in libgomp | gcc-oxiomp) bin=$G ;; esac
             log=$BENCH/logs/$rt-$c-r$r.err
             set +e
             out=$(run_rt "$rt" timeout -k 5 "$TIMEOUT" "$bin" "$c" 2>"$log")
@@ -229,14 +235,14 @@ done
 # 3 significant digits, but no exponent for values >= 1000
 sig3() { awk -v x="$1" 'BEGIN { if (x >= 1000 || x <= -1000) printf "%.0f", x; else printf "%.3g", x }'; }
 fmt() { if [ "$1" = error ]; then echo error; else sig3 "$1"; fi; }
-# paired_ratio CONSTRUCT RUNTIME: the median over rounds of oxiomp's value divided by
-# RUNTIME's in the same round (both runs of a round see the same phase of the machine, so
-# the ratio cancels what drifts between rounds); rounds where either failed or either value
-# is not positive are left out, "n/a" when none is left.
+# paired_ratio CONSTRUCT RUNTIME [OVER]: the median over rounds of OVER's value (default
+# oxiomp) divided by RUNTIME's in the same round (both runs of a round see the same phase of
+# the machine, so the ratio cancels what drifts between rounds); rounds where either failed
+# or either value is not positive are left out, "n/a" when none is left.
 paired_ratio() {
-    local c=$1 rt=$2 r a b rs=""
+    local c=$1 rt=$2 over=${3:-oxiomp} r a b rs=""
     for ((r = 1; r <= rounds; r++)); do
-        a=${per[oxiomp/$c/$r]:-}; b=${per[$rt/$c/$r]:-}
+        a=${per[$over/$c/$r]:-}; b=${per[$rt/$c/$r]:-}
         [ -n "$a" ] && [ -n "$b" ] || continue
         awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > 0) }' || continue
         rs+="$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.17g", a / b }') "
@@ -253,6 +259,7 @@ md=$BENCH/overhead.md
     echo "Times: median over rounds of each run's EPCC median. Ratios: median over rounds of the"
     echo "ratio within the round (paired: both runs of a round see the same phase of the machine)."
     echo "oxiomp: \`$ours_real\`; libomp: \`$ll_real\`; libgomp: \`$gomp_path\`${baseline:+; baseline: \`$base_real\`}."
+    echo "gcc: the gcc-built binary on oxiomp (as libgomp.so.1), and its ratio to the same binary on libgomp."
     echo "Load average at start: $load1 (anything well above 0 on 2 CPUs inflates the figures)."
     echo "Schedule tests (STATIC..TASKLOOP_1) are us per loop of 1024 iterations per thread."
     echo
@@ -260,15 +267,15 @@ md=$BENCH/overhead.md
     echo "median over the construct's rounds (measured before and after each round's runs of it)."
     echo
     if [ -n "$baseline" ]; then
-        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | rtt ns | baseline us | oxiomp/baseline |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | gcc: oxiomp us | gcc: oxiomp/libgomp | rtt ns | baseline us | oxiomp/baseline |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     else
-        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | rtt ns |"
-        echo "|---|---:|---:|---:|---:|---:|---:|"
+        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | gcc: oxiomp us | gcc: oxiomp/libgomp | rtt ns |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     fi
 } >"$md"
 
-printf '%-18s %10s %10s %10s %14s %15s %7s' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp "rtt ns"
+printf '%-18s %10s %10s %10s %14s %15s %11s %12s %7s' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp "gcc-ox us" "gcc ox/gomp" "rtt ns"
 if [ -n "$baseline" ]; then printf ' %11s %15s\n' "baseline us" oxiomp/baseline; else echo; fi
 for c in "${constructs[@]}"; do
     declare -A m=()
@@ -279,17 +286,17 @@ for c in "${constructs[@]}"; do
             m[$rt]=$(median <<<"${vals[$rt/$c]}")
         fi
     done
-    o=$(fmt "${m[oxiomp]}"); l=$(fmt "${m[libomp]}"); g=$(fmt "${m[libgomp]}")
-    r1=$(paired_ratio "$c" libomp); r2=$(paired_ratio "$c" libgomp)
+    o=$(fmt "${m[oxiomp]}"); l=$(fmt "${m[libomp]}"); g=$(fmt "${m[libgomp]}"); go=$(fmt "${m[gcc-oxiomp]}")
+    r1=$(paired_ratio "$c" libomp); r2=$(paired_ratio "$c" libgomp); r4=$(paired_ratio "$c" libgomp gcc-oxiomp)
     if [ -n "${rtts[$c]:-}" ]; then rt_ns=$(median <<<"${rtts[$c]}"); else rt_ns=n/a; fi
-    printf '%-18s %10s %10s %10s %14s %15s %7s' "$c" "$o" "$l" "$g" "$r1" "$r2" "$rt_ns"
+    printf '%-18s %10s %10s %10s %14s %15s %11s %12s %7s' "$c" "$o" "$l" "$g" "$r1" "$r2" "$go" "$r4" "$rt_ns"
     if [ -n "$baseline" ]; then
         b=$(fmt "${m[baseline]}"); r3=$(paired_ratio "$c" baseline)
         printf ' %11s %15s\n' "$b" "$r3"
-        echo "| $c | $o | $l | $g | $r1 | $r2 | $rt_ns | $b | $r3 |" >>"$md"
+        echo "| $c | $o | $l | $g | $r1 | $r2 | $go | $r4 | $rt_ns | $b | $r3 |" >>"$md"
     else
         echo
-        echo "| $c | $o | $l | $g | $r1 | $r2 | $rt_ns |" >>"$md"
+        echo "| $c | $o | $l | $g | $r1 | $r2 | $go | $r4 | $rt_ns |" >>"$md"
     fi
     unset m
 done

@@ -12,6 +12,9 @@
 //!   reference=skip                     do not run on Debian's libomp (a libomp bug)
 //!   bound=skip                         no run with OMP_PROC_BIND=true (the program checks
 //!                                      what binding changes: its own threads' CPU sets)
+//!   gcc=skip: REASON                   not built with gcc (see `c_programs/gcc.rs`)
+//!   gcc-reference=skip                 the gcc-built program does not run on libgomp
+//!                                      (the reason in a comment below it)
 //!
 //! The LD_PRELOAD runs record a trace (`OMP_OVNI=1`), which must pass `oxiomp-trace check` and
 //! ovni's own emulator in its linter mode (`ovniemu -l`); they run once as they are and, unless
@@ -23,6 +26,8 @@
 //! makes a missing symbol fail at start-up: nothing falls back silently to Debian's libomp.
 
 mod common;
+#[path = "c_programs/gcc.rs"]
+mod gcc;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,6 +46,9 @@ struct Directives {
     stderr_contains: Vec<String>,
     skip_reference: bool,
     skip_bound: bool,
+    /// Why gcc does not build (or cannot run) the program, if so.
+    gcc_skip: Option<String>,
+    skip_gcc_reference: bool,
 }
 
 fn directives(src: &str) -> Directives {
@@ -61,6 +69,12 @@ fn directives(src: &str) -> Directives {
             "stderr-contains" => d.stderr_contains.push(value.to_string()),
             "reference" => d.skip_reference = value == "skip",
             "bound" => d.skip_bound = value == "skip",
+            "gcc" => {
+                let reason = value.strip_prefix("skip:").map(str::trim).filter(|r| !r.is_empty());
+                let reason = reason.unwrap_or_else(|| panic!("gcc=skip needs a reason: {line:?}"));
+                d.gcc_skip = Some(reason.to_string());
+            }
+            "gcc-reference" => d.skip_gcc_reference = value == "skip",
             other => panic!("unknown directive {other:?} in {line:?}"),
         }
     }
@@ -200,50 +214,68 @@ fn run_c_test(name: &str) {
                 eprintln!("note: {what}: the reference runtime failed; running it again");
                 out = command(&exe, &d, n.as_deref(), rt, false).output().expect("run test program");
             }
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            if !out.status.success() {
-                let how = match out.status.code() {
-                    Some(124) => "timed out (hang)".to_string(),
-                    Some(c) => format!("exit code {c}"),
-                    None => "killed by a signal".to_string(),
-                };
-                failures.push(format!(
-                    "{what}: {how}\n--- stdout\n{}--- stderr\n{stderr}",
-                    String::from_utf8_lossy(&out.stdout)
-                ));
-                continue;
-            }
-            if let Some(t) = &trace_dir {
-                match oxiomp_instrument::trace::Trace::read(t) {
-                    Ok(tr) => {
-                        let problems = tr.check();
-                        if !problems.is_empty() {
-                            failures.push(format!("{what}: trace check:\n{}", problems.join("\n")));
-                        }
-                    }
-                    Err(e) => failures.push(format!("{what}: trace unreadable: {e}")),
-                }
-                if let Some(why) = common::ovniemu_rejects(t) {
-                    failures.push(format!("{what}: ovni's emulator rejects the trace: {why}"));
-                }
-                let _ = std::fs::remove_dir_all(t);
-            }
-            if rt != Runtime::Reference {
-                for want in &d.stderr_contains {
-                    if !stderr.contains(want.as_str()) {
-                        failures.push(format!("{what}: stderr lacks {want:?}:\n{stderr}"));
-                    }
-                }
-            }
+            judge(&what, &out, trace_dir.as_deref(), &d, rt != Runtime::Reference, &mut failures);
         }
     }
     assert!(failures.is_empty(), "{} failing run(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Judges one run: it must have succeeded; its trace (if `trace_dir`) must pass
+/// `oxiomp-trace check` and ovni's emulator; on our library (`ours`) its stderr must hold the
+/// directives' texts. Each failure is pushed onto `failures`.
+fn judge(
+    what: &str,
+    out: &std::process::Output,
+    trace_dir: Option<&Path>,
+    d: &Directives,
+    ours: bool,
+    failures: &mut Vec<String>,
+) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let how = match out.status.code() {
+            Some(124) => "timed out (hang)".to_string(),
+            Some(c) => format!("exit code {c}"),
+            None => "killed by a signal".to_string(),
+        };
+        failures.push(format!(
+            "{what}: {how}\n--- stdout\n{}--- stderr\n{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        ));
+        return;
+    }
+    if let Some(t) = trace_dir {
+        match oxiomp_instrument::trace::Trace::read(t) {
+            Ok(tr) => {
+                let problems = tr.check();
+                if !problems.is_empty() {
+                    failures.push(format!("{what}: trace check:\n{}", problems.join("\n")));
+                }
+            }
+            Err(e) => failures.push(format!("{what}: trace unreadable: {e}")),
+        }
+        if let Some(why) = common::ovniemu_rejects(t) {
+            failures.push(format!("{what}: ovni's emulator rejects the trace: {why}"));
+        }
+        let _ = std::fs::remove_dir_all(t);
+    }
+    if ours {
+        for want in &d.stderr_contains {
+            if !stderr.contains(want.as_str()) {
+                failures.push(format!("{what}: stderr lacks {want:?}:\n{stderr}"));
+            }
+        }
+    }
 }
 
 macro_rules! c_tests {
     ($($name:ident),* $(,)?) => {
         $( #[test] fn $name() { run_c_test(stringify!($name)); } )*
         const ALL: &[&str] = &[$(stringify!($name)),*];
+        /// The same programs built with gcc (`c_programs/gcc.rs`).
+        mod gcc_built {
+            $( #[test] fn $name() { super::gcc::run(stringify!($name)); } )*
+        }
     };
 }
 

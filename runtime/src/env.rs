@@ -136,6 +136,28 @@ impl Reader<'_> {
     }
 }
 
+/// GOMP_SPINCOUNT (libgomp's): how many times a waiting thread spins before it sleeps, a
+/// number with an optional `k`, `M`, `G` or `T` factor, or `infinite` / `infinity`. oxiomp's
+/// threads wait by time, so it becomes a block time: a spin of libgomp's takes about a
+/// nanosecond on current x86, so `n` spins are `n` ns, rounded up to whole milliseconds (0
+/// sleeps at once; `infinite` never sleeps). None inside: no block time (never sleep).
+fn parse_spincount(s: &str) -> Result<Option<u64>, String> {
+    let l = s.trim().to_ascii_lowercase();
+    if l == "infinite" || l == "infinity" {
+        return Ok(None);
+    }
+    let (digits, factor) = match l.char_indices().last() {
+        Some((i, 'k')) => (&l[..i], 1_000u64),
+        Some((i, 'm')) => (&l[..i], 1_000_000),
+        Some((i, 'g')) => (&l[..i], 1_000_000_000),
+        Some((i, 't')) => (&l[..i], 1_000_000_000_000),
+        _ => (&l[..], 1),
+    };
+    let n: u64 = digits.trim().parse().map_err(|_| "expected a number of spins or infinite".to_string())?;
+    let ns = n.saturating_mul(factor);
+    Ok(Some(ns.div_ceil(1_000_000).min(MAX_BLOCKTIME_MS)))
+}
+
 fn parse_bool(s: &str) -> Result<bool, String> {
     match s.to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" | "t" | "y" => Ok(true),
@@ -379,6 +401,7 @@ pub fn read(src: &dyn Source) -> Settings {
     let stacksize = r
         .read("OMP_STACKSIZE", &default_text, parse_size)
         .or_else(|| r.read("KMP_STACKSIZE", &default_text, parse_size))
+        .or_else(|| r.read("GOMP_STACKSIZE", &default_text, parse_size))
         .unwrap_or(default_stack);
     let wait_active = r
         .read("OMP_WAIT_POLICY", "active for a while, then passive", |s| {
@@ -400,6 +423,8 @@ pub fn read(src: &dyn Source) -> Settings {
         }
         b => b,
     });
+    // libgomp's spin count, for gcc users: read as a block time (see `parse_spincount`).
+    let blocktime = blocktime.or_else(|| r.read("GOMP_SPINCOUNT", "unset", parse_spincount));
     let target_offload = read_target_offload(&mut r);
     let cancellation = r.read("OMP_CANCELLATION", "false", parse_bool).unwrap_or(false);
     let task_throttling = r.read("KMP_ENABLE_TASK_THROTTLING", "true", parse_bool).unwrap_or(true);
@@ -636,6 +661,26 @@ mod tests {
         assert!(!s.icvs.dynamic);
         assert_eq!(s.icvs.bind, ProcBind::False);
         assert!(s.warnings.is_empty());
+    }
+
+    #[test]
+    fn libgomp_variables() {
+        let s = with(&[("GOMP_STACKSIZE", "512K"), ("GOMP_SPINCOUNT", "300k")]);
+        assert_eq!(s.globals.stacksize, 512 << 10);
+        assert_eq!(s.globals.blocktime_ms, Some(1), "300000 spins: 0.3 ms, rounded up");
+        assert_eq!(with(&[("GOMP_SPINCOUNT", "0")]).globals.blocktime_ms, Some(0));
+        assert_eq!(with(&[("GOMP_SPINCOUNT", "infinite")]).globals.blocktime_ms, None);
+        assert_eq!(with(&[("GOMP_SPINCOUNT", "2G")]).globals.blocktime_ms, Some(2000));
+        // libomp's and the standard's names come first.
+        let s = with(&[("OMP_STACKSIZE", "1M"), ("GOMP_STACKSIZE", "512K")]);
+        assert_eq!(s.globals.stacksize, 1 << 20);
+        assert_eq!(with(&[("KMP_BLOCKTIME", "5"), ("GOMP_SPINCOUNT", "0")]).globals.blocktime_ms, Some(5));
+        let bad = with(&[("GOMP_SPINCOUNT", "lots")]);
+        assert!(
+            bad.warnings.len() == 1 && bad.warnings[0].contains("GOMP_SPINCOUNT='lots'"),
+            "{:?}",
+            bad.warnings
+        );
     }
 
     #[test]

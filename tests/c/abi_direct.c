@@ -11,6 +11,7 @@
 //    threadprivate variable (the registry's lock was held around constructors: a deadlock)
 // oxiomp-test: threads=1,2,3,4,16
 // oxiomp-test: reference=skip
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>

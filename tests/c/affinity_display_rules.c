@@ -7,6 +7,8 @@
 //  * a region of 3 threads (a new team size) prints 3 lines, in the new format.
 // oxiomp-test: threads=none
 // oxiomp-test: env=OMP_DISPLAY_AFFINITY=true
+// oxiomp-test: gcc-reference=skip
+// (libgomp's default affinity format is not libomp's.)
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>

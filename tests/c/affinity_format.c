@@ -8,6 +8,8 @@
 //    returned whatever the buffer size
 //  * omp_display_affinity prints the same line (and a newline) on stdout
 #define _GNU_SOURCE
+// oxiomp-test: gcc-reference=skip
+// (libgomp lacks libomp's affinity format fields.)
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>

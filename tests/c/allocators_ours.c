@@ -15,6 +15,8 @@
 // oxiomp-test: reference=skip
 // oxiomp-test: env=OMP_ALLOCATOR=omp_default_mem_space:pool_size=4096,fallback=null_fb
 // oxiomp-test: stderr-contains=omp_init_allocator: trait alignment cannot be 3
+// oxiomp-test: gcc-reference=skip
+// (libgomp rejects the OMP_ALLOCATOR values and allocator traits oxiomp accepts as libomp does.)
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>

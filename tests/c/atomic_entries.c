@@ -11,6 +11,7 @@
 //    `atomic compare`, and a concurrent counter built on val_4_cas;
 //  * the generic entries (__kmpc_atomic_4 with a combiner; __kmpc_atomic_16 under the lock);
 //  * __kmpc_atomic_start/end exclude each other.
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <complex.h>
 #include <omp.h>
 #include <stdbool.h>

@@ -2,6 +2,7 @@
 // holds: the settings the runtime reads at start-up (KMP_BLOCKTIME=300 here) do not overwrite
 // it afterwards.
 // oxiomp-test: env=KMP_BLOCKTIME=300
+// oxiomp-test: gcc=skip: uses libomp's kmp_* extensions, which libgomp lacks
 #include <omp.h>
 
 #include "check.h"

@@ -16,6 +16,8 @@
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: env=OMP_CANCELLATION=true
 // oxiomp-test: reference=skip
+// oxiomp-test: gcc-reference=skip
+// (libgomp's threads leaving one cancellation barrier disagree on its verdict.)
 // (libomp 19 hangs now and then in the first and second patterns: its cancellation barrier
 // resets the request after a second barrier, racing with threads still reading it.)
 #include <omp.h>

@@ -10,6 +10,7 @@
 // flag, the one whose part holds the last iteration. int, unsigned, long long and unsigned
 // long long induction variables, steps 1, 3 and -2, empty and one-iteration loops.
 // oxiomp-test: threads=1,2,3,4,16
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>

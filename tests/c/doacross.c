@@ -14,6 +14,7 @@
 //  * the work in each iteration is checked to run exactly once
 // (sink: i-1, j+1 is in doacross_edge.c: it deadlocks libomp 19)
 // oxiomp-test: threads=1,2,3,4,16
+// oxiomp-test: gcc=skip: gcc 12 computes a sink's iteration number 2^32 too high when the outer variable is unsigned (libgomp hangs on it)
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,6 +14,7 @@
 // oxiomp-test: env=OMP_ALLOCATOR=omp_default_mem_space:
 // oxiomp-test: env=KMP_BLOCKTIME=99999999999
 // oxiomp-test: env=OMP_AFFINITY_FORMAT=[%1000n]
+// oxiomp-test: gcc=skip: uses libomp's kmp_* extensions, which libgomp lacks
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>

@@ -12,6 +12,7 @@
 //    logs), ordered + nowait followed by another ordered loop, ordered +
 //    lastprivate, parallel for ordered, collapse(2) ordered
 // oxiomp-test: threads=1,2,3,4,16
+// oxiomp-test: gcc=skip: gcc 12 mis-lowers an unsigned ordered loop counting down to a bound (it crashes on libgomp alike)
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

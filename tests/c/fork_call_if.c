@@ -2,6 +2,7 @@
 // __kmpc_fork_call_if: with a true condition the region runs on a team, with a false one on
 // the encountering thread alone (a serialized region: level 1, active level 0).
 // oxiomp-test: cflags=-fopenmp-enable-irbuilder
+// oxiomp-test: gcc=skip: built with a clang-only flag (-fopenmp-enable-irbuilder)
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

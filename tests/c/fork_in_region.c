@@ -10,6 +10,7 @@
 //  * in the child: the queries above, a region of 4 threads (each thread number once), a
 //    region of the default size whose threads each run a nested region, a dynamic loop; the
 //    child reports through its exit status.
+// oxiomp-test: gcc=skip: gcc passes the program's spin flags into the nested region by value (copy-in, copy-out), so its handshake cannot complete (libgomp fails alike)
 #include <omp.h>
 #include <sched.h>
 #include <stdlib.h>

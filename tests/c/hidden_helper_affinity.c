@@ -6,6 +6,7 @@
 // oxiomp-test: env=KMP_HIDDEN_HELPER_AFFINITY=verbose,granularity=fine,compact
 // oxiomp-test: stderr-contains=OMP: Info #254: KMP_HIDDEN_HELPER_AFFINITY: pid
 // oxiomp-test: threads=2,4
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>

@@ -12,6 +12,7 @@
 // libomp 19 fails d (a target task's taskwait returns before its tasks have run) and e (the
 // child's target task does not complete).
 // oxiomp-test: reference=skip
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <sched.h>
 #include <sys/wait.h>

@@ -3,6 +3,7 @@
 // the team's threads.
 // oxiomp-test: env=LIBOMP_NUM_HIDDEN_HELPER_THREADS=0
 // oxiomp-test: threads=2,4
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 
 #include "check.h"

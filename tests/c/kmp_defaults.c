@@ -6,6 +6,7 @@
 // oxiomp-test: threads=1,4
 // oxiomp-test: reference=skip
 // oxiomp-test: stderr-contains=kmp_set_defaults: called after the runtime started
+// oxiomp-test: gcc=skip: uses libomp's kmp_* extensions, which libgomp lacks
 #include <omp.h>
 
 #include "check.h"

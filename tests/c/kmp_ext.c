@@ -10,6 +10,7 @@
 //    one-CPU mask, out-of-range CPUs are refused; kmp_get_affinity_max_proc
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: cflags=-lpthread
+// oxiomp-test: gcc=skip: uses libomp's kmp_* extensions, which libgomp lacks
 #define _GNU_SOURCE
 #include <omp.h>
 #include <pthread.h>

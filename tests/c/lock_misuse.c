@@ -10,6 +10,7 @@
 // oxiomp-test: stderr-contains=oxiomp: error: omp_unset_lock: the lock is not held
 // oxiomp-test: stderr-contains=oxiomp: error: omp_unset_lock: the lock is held by another thread
 // oxiomp-test: stderr-contains=oxiomp: error: __kmpc_end_critical: the calling thread is not inside this critical section
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <stdint.h>
 

@@ -18,6 +18,7 @@
 // oxiomp-test: reference=skip
 // oxiomp-test: stderr-contains=num_threads(strict: 2) gets only 1 thread
 // oxiomp-test: stderr-contains=strict-warning-message
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -11,6 +11,7 @@
 // regions: `ompt_frames_serialized.c`.
 // oxiomp-test: threads=none
 // oxiomp-test: cflags=-O0 -g0 -fno-omit-frame-pointer
+// oxiomp-test: gcc=skip: an OMPT tool (omp-tools.h), libomp's tool interface
 #include <omp-tools.h>
 #include <omp.h>
 #include <stdio.h>

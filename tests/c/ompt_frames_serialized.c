@@ -8,6 +8,7 @@
 // oxiomp-test: threads=none
 // oxiomp-test: reference=skip
 // oxiomp-test: cflags=-O0 -g0 -fno-omit-frame-pointer
+// oxiomp-test: gcc=skip: an OMPT tool (omp-tools.h), libomp's tool interface
 #include <omp-tools.h>
 #include <omp.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
 // sequences are checked after the regions and, for the initial thread's end, in the tool's
 // finalizer (which exits with 3 if they are wrong).
 // oxiomp-test: threads=none
+// oxiomp-test: gcc=skip: an OMPT tool (omp-tools.h), libomp's tool interface
 #include <omp-tools.h>
 #include <omp.h>
 #include <pthread.h>

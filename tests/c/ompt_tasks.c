@@ -6,6 +6,7 @@
 // threads each thread's switches must nest and every task must be created once, started once
 // and completed once.
 // oxiomp-test: threads=none
+// oxiomp-test: gcc=skip: an OMPT tool (omp-tools.h), libomp's tool interface
 #include <omp-tools.h>
 #include <omp.h>
 #include <stdio.h>

@@ -4,6 +4,7 @@
 // functions, called in the team's code, walk the same levels out: that implicit task, the
 // team's initial task, the program's initial task; that region, the league's.
 // oxiomp-test: threads=none
+// oxiomp-test: gcc=skip: an OMPT tool (omp-tools.h), libomp's tool interface
 #include <omp-tools.h>
 #include <omp.h>
 #include <stdio.h>

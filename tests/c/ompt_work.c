@@ -6,6 +6,7 @@
 // the counts, of two.
 // oxiomp-test: threads=none
 // oxiomp-test: env=OMP_CANCELLATION=true
+// oxiomp-test: gcc=skip: an OMPT tool (omp-tools.h), libomp's tool interface
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <omp-tools.h>

@@ -8,6 +8,8 @@
 //    T > P -> place non-decreasing with thread num, floor/ceil(T/P) per place
 // oxiomp-test: env=OMP_PLACES=threads
 // oxiomp-test: env=OMP_PROC_BIND=close
+// oxiomp-test: gcc-reference=skip
+// (libgomp's places follow the machine, not the process's CPU mask.)
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>

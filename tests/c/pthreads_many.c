@@ -9,6 +9,7 @@
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: cflags=-lpthread
 // oxiomp-test: env=OMP_OVNI=0
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -7,6 +7,8 @@
 // (Debian's libomp 19 aborts on static_steal from run-sched-var: an assertion.)
 // oxiomp-test: threads=1,2,3,4,16
 // oxiomp-test: reference=skip
+// oxiomp-test: gcc-reference=skip
+// (libgomp lacks libomp's schedule kinds.)
 #include <omp.h>
 #include <string.h>
 

@@ -27,6 +27,7 @@
 //    firstprivate of a variable private to the implicit task, shared variables
 //    written by tasks and read after taskwait
 // oxiomp-test: threads=1,2,4,16
+// oxiomp-test: gcc=skip: omp_in_explicit_task (OpenMP 5.2), which gcc 12's libgomp lacks
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,6 +8,7 @@
 //  * a node is the same pointer on every call; the tasks then run, each after its
 //    predecessors (the order is recorded and checked).
 // oxiomp-test: threads=2,4
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 
 #include "check.h"

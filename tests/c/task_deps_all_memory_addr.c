@@ -9,6 +9,7 @@
 //    which it could not if they were ordered.
 // The writer takes its time (10 ms) so that a task that does not wait would run meanwhile.
 // oxiomp-test: threads=1,2,4,16
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <stdint.h>
 #include <unistd.h>

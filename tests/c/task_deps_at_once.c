@@ -11,6 +11,7 @@
 //  * `task if(0) depend(in)` and `taskwait depend(in)` after a deferred writer still running:
 //    they wait for it; after only completed children they return at once
 // oxiomp-test: threads=1,2,3,4,16
+// oxiomp-test: gcc=skip: the inoutset dependence kind, which gcc 12 does not parse
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>

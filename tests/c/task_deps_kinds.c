@@ -23,6 +23,7 @@
 //  * dependences between tasks of different parents do not order them (only completion and the
 //    count are checked)
 // oxiomp-test: threads=1,2,4,16
+// oxiomp-test: gcc=skip: the inoutset dependence kind, which gcc 12 does not parse
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>

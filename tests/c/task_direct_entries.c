@@ -29,6 +29,7 @@
 //     (once, after the last part)
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: cflags=-lpthread
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <limits.h>
 #include <omp.h>
 #include <pthread.h>

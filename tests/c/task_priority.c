@@ -12,6 +12,8 @@
 //    tasks, and taskwait / taskgroup waiting for prioritised tasks
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: env=OMP_MAX_TASK_PRIORITY=10
+// oxiomp-test: gcc-reference=skip
+// (libgomp crashes on this program.)
 #include <limits.h>
 #include <omp.h>
 #include <spawn.h>

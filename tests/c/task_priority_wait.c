@@ -13,6 +13,8 @@
 // oxiomp-test: threads=1,2,4,16
 // oxiomp-test: env=OMP_MAX_TASK_PRIORITY=50
 // oxiomp-test: reference=skip
+// oxiomp-test: gcc-reference=skip
+// (libgomp crashes on this program.)
 #include <omp.h>
 #include <stdio.h>
 

@@ -5,6 +5,7 @@
 // it (the completion comes 50 ms after the body; the order is what is checked)
 // oxiomp-test: threads=1,2,4
 // oxiomp-test: cflags=-lpthread
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -7,6 +7,7 @@
 // oxiomp-test: threads=2,4
 // oxiomp-test: reference=skip
 // oxiomp-test: stderr-contains=oxiomp: error: __kmpc_omp_task: the task was submitted already
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <sched.h>
 #include <stdatomic.h>

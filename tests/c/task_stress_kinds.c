@@ -42,6 +42,7 @@
 // oxiomp-test: env=OMP_MAX_TASK_PRIORITY=5
 // oxiomp-test: env=OMP_CANCELLATION=true
 // oxiomp-test: reference=skip
+// oxiomp-test: gcc=skip: the inoutset dependence kind, which gcc 12 does not parse
 #include <omp.h>
 #include <signal.h>
 #include <stdint.h>

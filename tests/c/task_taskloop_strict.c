@@ -18,6 +18,7 @@
 //    n < g), so the strict shape above (with its short last chunk) is really the modifier's
 //  * exactly one chunk has liter != 0: the last one
 // oxiomp-test: threads=1,2,4,16
+// oxiomp-test: gcc=skip: calls libomp's __kmpc_* entries directly
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -13,6 +13,7 @@
 //  * tied tasks with taskyield in loops (every thread creating them), results
 //    checked; omp_in_explicit_task() is 1 in every part of an untied task
 // oxiomp-test: threads=1,2,4,16
+// oxiomp-test: gcc=skip: omp_in_explicit_task (OpenMP 5.2), which gcc 12's libgomp lacks
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

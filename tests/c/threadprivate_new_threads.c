@@ -6,6 +6,7 @@
 // oxiomp-test: threads=1,2,4
 // oxiomp-test: cflags=-fnoopenmp-use-tls -lpthread
 // oxiomp-test: reference=skip
+// oxiomp-test: gcc=skip: built with a clang-only flag (-fnoopenmp-use-tls)
 // (libomp 19 gives a new thread the previous thread's copy, with the value it left there.)
 #include <omp.h>
 #include <pthread.h>

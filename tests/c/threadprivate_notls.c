@@ -7,5 +7,6 @@
 // copyin.
 // oxiomp-test: threads=1,2,3,4,16
 // oxiomp-test: cflags=-fnoopenmp-use-tls
+// oxiomp-test: gcc=skip: built with a clang-only flag (-fnoopenmp-use-tls)
 #define TP_NAME "threadprivate_notls"
 #include "threadprivate.c"

@@ -3,6 +3,7 @@
 // program's first call into the runtime (the settings decide it, not a default before them).
 // A region runs as usual afterwards (waiting threads still yield: 16 threads on 2 CPUs finish).
 // oxiomp-test: env=OMP_WAIT_POLICY=active
+// oxiomp-test: gcc=skip: uses libomp's kmp_* extensions, which libgomp lacks
 #include <limits.h>
 #include <omp.h>
 

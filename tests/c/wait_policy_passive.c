@@ -3,6 +3,7 @@
 // first call into the runtime. kmp_set_blocktime before any other call is not undone by the
 // settings read afterwards.
 // oxiomp-test: env=OMP_WAIT_POLICY=passive
+// oxiomp-test: gcc=skip: uses libomp's kmp_* extensions, which libgomp lacks
 #include <omp.h>
 
 #include "check.h"

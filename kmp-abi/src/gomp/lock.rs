@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use oxiomp_runtime::lock::LockWord;
 
+use crate::fatal;
 use crate::lock::{OmpLock, omp_destroy_lock, omp_init_lock, omp_set_lock, omp_test_lock, omp_unset_lock};
-use crate::{fatal, misuse};
 
 const CHUNK: usize = 1024;
 const CHUNKS: usize = 4096;
@@ -70,7 +70,7 @@ fn lock_of(call: &str, lock: *mut u32) -> *mut OmpLock {
 #[unsafe(no_mangle)]
 pub extern "C" fn oxiomp_gomp_init_lock(lock: *mut u32) {
     if lock.is_null() {
-        return misuse("omp_init_lock", "the lock pointer is null");
+        fatal("omp_init_lock", "the lock pointer is null");
     }
     let n = FREE.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_else(|| {
         // Relaxed: a counter; the number's word is reached through the table's own orderings.
