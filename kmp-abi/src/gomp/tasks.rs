@@ -144,29 +144,44 @@ pub unsafe extern "C" fn GOMP_task(
             }
         }
     }
-    let result = task::with_dep_buffer(th, |v| {
-        if flags & task_flags::DEPEND != 0 {
-            // SAFETY: gcc's dependence array (the caller's contract).
-            unsafe { read_gomp_deps(v, depend) };
-        }
-        if if_clause {
-            task::submit(th, t, v)
-        } else {
-            // Undeferred: its dependences are waited for first (as `taskwait depend`), then
-            // it runs here.
-            if !v.is_empty() {
-                task::wait_deps(th, v);
+    let result = if flags & task_flags::DEPEND == 0 && if_clause {
+        // The common case, without the dependence buffer.
+        task::submit_task(th, t)
+    } else {
+        task::with_dep_buffer(th, |v| {
+            if flags & task_flags::DEPEND != 0 {
+                // SAFETY: gcc's dependence array (the caller's contract).
+                unsafe { read_gomp_deps(v, depend) };
             }
-            task::begin_if0(th, t);
-            // SAFETY: as in `run_gomp_task`.
-            unsafe { run_gomp_task(th.gtid(), kt) };
-            task::complete_if0(th, t);
-            Ok(())
-        }
-    });
+            submit_or_run(th, t, kt, if_clause, v)
+        })
+    };
     if let Err(e) = result {
         crate::misuse("GOMP_task", e);
     }
+}
+
+/// Queues task `t` with dependences `v` (`if_clause`), or runs it here once they are met.
+fn submit_or_run(
+    th: Thread,
+    t: &'static Task,
+    kt: *mut KmpTask,
+    if_clause: bool,
+    v: &mut Vec<Dep>,
+) -> Result<(), oxiomp_runtime::error::Misuse> {
+    if if_clause {
+        return task::submit(th, t, v);
+    }
+    // Undeferred: its dependences are waited for first (as `taskwait depend`), then it runs
+    // here.
+    if !v.is_empty() {
+        task::wait_deps(th, v);
+    }
+    task::begin_if0(th, t);
+    // SAFETY: as in `run_gomp_task`.
+    unsafe { run_gomp_task(th.gtid(), kt) };
+    task::complete_if0(th, t);
+    Ok(())
 }
 
 /// Appends the dependences of gcc's array `depend`: either `[n, n_out, addr...]` (the
