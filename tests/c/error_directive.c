@@ -5,7 +5,7 @@
 //  * severity(fatal), and the default severity, end the program with a failure
 //    status: a forked child meets one inside a region and must not run the code
 //    after it (the parent checks the child's status)
-// oxiomp-test: stderr-contains=error_directive.c:20:1: user-directed warning: careful
+// oxiomp-test: stderr-contains=error_directive.c:21:1: user-directed warning: careful
 // oxiomp-test: stderr-contains=user-directed error: stop here
 // oxiomp-test: stderr-contains=user-directed error: (no message)
 // oxiomp-test: gcc=skip: gcc passes no source location with the error directive, which the program's output names (tests/gomp/locks.c runs gcc's error directive)
