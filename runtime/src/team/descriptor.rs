@@ -111,7 +111,7 @@ pub struct Team {
     pub(super) cancel_ws: AtomicU32,
     /// State shared by the members of worksharing constructs in flight (doacross loops, the
     /// compiler layer's).
-    pub(super) shared: parking_lot::Mutex<Vec<crate::worksharing::SharedEntry>>,
+    pub(super) shared: parking_lot::Mutex<Vec<crate::worksharing::shared::SharedEntry>>,
     /// The hidden helper threads' team (see `hidden`): it runs no region, only tasks.
     pub(super) hidden: bool,
     /// Ready and pending explicit tasks.
@@ -343,21 +343,26 @@ impl Team {
     pub(crate) fn shared_join(
         &self,
         key: u32,
-        what: crate::worksharing::Shared,
-        make: impl FnOnce() -> crate::worksharing::SharedState,
-    ) -> crate::worksharing::SharedState {
+        what: crate::worksharing::shared::Shared,
+        make: impl FnOnce() -> crate::worksharing::shared::SharedState,
+    ) -> crate::worksharing::shared::SharedState {
         let mut list = self.shared.lock();
         if let Some(e) = list.iter().find(|e| e.key == key && e.what == what) {
             return e.state.clone();
         }
         let state = make();
-        list.push(crate::worksharing::SharedEntry { key, what, state: state.clone(), users: self.nthreads });
+        list.push(crate::worksharing::shared::SharedEntry {
+            key,
+            what,
+            state: state.clone(),
+            users: self.nthreads,
+        });
         state
     }
 
     /// A member is done with the state of kind `what` of construct `key`; the last one drops
     /// the team's reference.
-    pub(crate) fn shared_leave(&self, key: u32, what: crate::worksharing::Shared) {
+    pub(crate) fn shared_leave(&self, key: u32, what: crate::worksharing::shared::Shared) {
         let mut list = self.shared.lock();
         if let Some(i) = list.iter().position(|e| e.key == key && e.what == what) {
             list[i].users -= 1;

@@ -5,12 +5,15 @@ pub mod cancel;
 pub mod dispatch;
 pub mod doacross;
 pub mod reduction;
+pub mod shared;
 pub(crate) mod state;
 pub mod static_sched;
 
 use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;
+
+pub use shared::{Shared, SharedState};
 
 use crate::lock::CriticalName;
 use crate::thread::Thread;
@@ -463,26 +466,6 @@ pub fn cancel_barrier(th: Thread, kind: u32) -> bool {
         return false;
     }
     th.team().cancel_barrier_as(th, kind)
-}
-
-/// What a construct's shared state is for (see [`Team::shared_join`](crate::Team)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shared {
-    Doacross,
-    /// The compiler layer's own (gcc's task reductions and scratch memory).
-    Abi,
-}
-
-/// A construct's shared state, counted by its users.
-pub type SharedState = Arc<dyn Any + Send + Sync>;
-
-/// One entry of a team's list of shared construct state.
-pub(crate) struct SharedEntry {
-    pub(crate) key: u32,
-    pub(crate) what: Shared,
-    pub(crate) state: SharedState,
-    /// Members still in the construct.
-    pub(crate) users: u32,
 }
 
 /// `__kmpc_doacross_init`: joins (or, first of the team, creates) the doacross state of the

@@ -29,7 +29,7 @@ pub(crate) struct ThreadState {
     doacross: Cell<Option<(u32, Arc<Doacross>)>>,
     /// The compiler layer's state of the construct the thread is in, with its number (see
     /// `worksharing::shared_join`).
-    abi: Cell<Option<(u32, super::SharedState)>>,
+    abi: Cell<Option<(u32, super::shared::SharedState)>>,
 }
 
 /// What a nested region saves of its encountering thread's worksharing state.
@@ -162,13 +162,17 @@ impl ThreadState {
     /// Enters the compiler layer's state of construct number `key`, leaving the previous
     /// one's (returned with its number).
     #[inline]
-    pub(crate) fn replace_abi(&self, key: u32, s: super::SharedState) -> Option<(u32, super::SharedState)> {
+    pub(crate) fn replace_abi(
+        &self,
+        key: u32,
+        s: super::shared::SharedState,
+    ) -> Option<(u32, super::shared::SharedState)> {
         self.abi.replace(Some((key, s)))
     }
 
     /// The compiler layer's state of the current construct, if any.
     #[inline]
-    pub(crate) fn abi(&self) -> Option<super::SharedState> {
+    pub(crate) fn abi(&self) -> Option<super::shared::SharedState> {
         let s = self.abi.take();
         let r = s.as_ref().map(|(_, x)| x.clone());
         self.abi.set(s);
