@@ -64,7 +64,8 @@ pub use registry::Runtime;
 pub use sync::WaitPolicy;
 #[cfg(not(loom))]
 pub use team::{
-    ForkRequest, Job, Outlined, Team, fork, fork_teams, parallel, serialized_begin, serialized_end,
+    ForkRequest, Job, Outlined, Team, fork, fork_close, fork_open, fork_teams, parallel, serialized_begin,
+    serialized_end,
 };
 #[cfg(not(loom))]
 pub use thread::Thread;

@@ -144,6 +144,33 @@ fn teams() {
     check("teams", None);
 }
 
+#[test]
+fn old_locks() {
+    check("old_locks", Some("gomp OMP_1.0 locks: ok"));
+}
+
+#[test]
+fn split_fork() {
+    check("split_fork", Some("gomp split fork: ok"));
+}
+
+/// `GOMP_parallel_end` with no region begun: one error naming the call, and the program goes
+/// on.
+#[test]
+fn split_fork_end_without_start() {
+    let exe = build("split_fork");
+    let mut c = Command::new(&exe);
+    clean_env(&mut c);
+    let o = c.arg("unopened").env("LD_LIBRARY_PATH", &lib().dir).output().expect("run the program");
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("oxiomp: error: GOMP_parallel_end: the calling thread is not the primary thread")
+            && out.contains("after the unopened end"),
+        "{out}"
+    );
+}
+
 /// Offloading is not provided: a `target` region ends the program with an error naming
 /// gcc's entry, never a silent result.
 #[test]

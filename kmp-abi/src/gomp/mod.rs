@@ -8,12 +8,14 @@
 //! loop or sections set up for every member), the `error` directive and the `allocate`
 //! clause's memory; `loops` (dynamically scheduled, ordered and doacross loops, sections),
 //! `sync` (barriers, `single`, `critical`, the atomic lock, cancellation), `tasks` (tasks,
-//! taskloops, taskwait, taskgroups) and `lock` (gcc's 4-byte `omp_lock_t`).
+//! taskloops, taskwait, taskgroups), `lock` (gcc's 4-byte `omp_lock_t`) and `split` (the
+//! split fork of gcc before 4.9: `GOMP_parallel_start` ... `GOMP_parallel_end`).
 
 mod lock;
 mod loops;
 mod offload;
 mod reduction;
+mod split;
 mod sync;
 mod tasks;
 
@@ -91,20 +93,41 @@ unsafe fn run_region(data: *const (), _gtid: i32, _tid: u32) {
     // SAFETY: `data` is the `Region` on `fork`'s stack, alive until the join.
     let r = unsafe { &*(data as *const Region) };
     let th = Thread::current();
-    match r.setup {
-        Setup::None => {}
-        Setup::Loop { sched, span, chunk } => loops::loop_init(th, sched, span, chunk),
-        Setup::Sections(n) => ws::sections_dispatch_init(th, 0, n as i32),
-        Setup::Reductions(data) => {
-            // Relaxed: read by the forking thread after the join.
-            r.nthreads.store(th.team().nthreads, std::sync::atomic::Ordering::Relaxed);
-            reduction::parallel_begin(th, data);
-        }
-    }
+    r.begin_member(th);
     // SAFETY: gcc's outlined function takes its data block, alive until the join.
     unsafe { (r.func)(r.data) }
     if let Setup::Reductions(_) = r.setup {
         reduction::parallel_end(th);
+    }
+}
+
+impl Region {
+    /// What a member does before the outlined function: the region's setup.
+    fn begin_member(&self, th: Thread) {
+        match self.setup {
+            Setup::None => {}
+            Setup::Loop { sched, span, chunk } => loops::loop_init(th, sched, span, chunk),
+            Setup::Sections(n) => ws::sections_dispatch_init(th, 0, n as i32),
+            Setup::Reductions(data) => {
+                // Relaxed: read by the forking thread after the join.
+                self.nthreads.store(th.team().nthreads, std::sync::atomic::Ordering::Relaxed);
+                reduction::parallel_begin(th, data);
+            }
+        }
+    }
+}
+
+/// Pushes a region's `num_threads` (0: none) and gcc's `proc_bind` kind (`flags & 7`, 0:
+/// none) for the next fork, as `call` passed them.
+fn push_clauses(th: Thread, call: &str, num_threads: u32, flags: u32) {
+    if num_threads > 0 {
+        oxiomp_runtime::team::push_num_threads(th, num_threads);
+    }
+    if flags & 7 != 0 {
+        match ProcBind::from_clause((flags & 7) as i32) {
+            Some(b) => oxiomp_runtime::team::push_proc_bind(th, b),
+            None => crate::misuse(call, "unknown proc_bind kind; clause ignored"),
+        }
     }
 }
 
@@ -113,15 +136,7 @@ unsafe fn run_region(data: *const (), _gtid: i32, _tid: u32) {
 /// size when the setup records it (else 0).
 fn fork(func: Outlined, data: *mut c_void, num_threads: u32, flags: u32, setup: Setup) -> u32 {
     let th = Thread::current();
-    if num_threads > 0 {
-        oxiomp_runtime::team::push_num_threads(th, num_threads);
-    }
-    if flags & 7 != 0 {
-        match ProcBind::from_clause((flags & 7) as i32) {
-            Some(b) => oxiomp_runtime::team::push_proc_bind(th, b),
-            None => crate::misuse("GOMP_parallel", "unknown proc_bind kind; clause ignored"),
-        }
-    }
+    push_clauses(th, "GOMP_parallel", num_threads, flags);
     let r = Region::new(func, data, setup);
     let _entered = crate::ompt::frame::enter(th);
     oxiomp_runtime::fork(th, r.request());

@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use super::descriptor::Team;
+use super::descriptor::{Job, Team};
 use crate::icv::{Icvs, ProcBind};
 
 /// A thread's fork state.
@@ -32,6 +32,33 @@ pub(crate) struct ForkState {
     push_bind: Cell<Option<ProcBind>>,
     /// `num_teams` / `thread_limit` pushed for the next teams construct (0 = none).
     push_teams: Cell<(u32, u32)>,
+    /// The open regions whose primary thread's part runs in the caller's own code (gcc's
+    /// split fork), innermost last.
+    open: Cell<Vec<Open>>,
+}
+
+/// A team forked and not joined yet: what its join needs.
+pub(crate) struct Forked {
+    pub(super) team: Box<Team>,
+    /// The workers' epochs the join waits for, moved out of the team while it runs.
+    pub(super) epochs: Vec<u32>,
+    /// What the primary thread was, restored at the join.
+    pub(super) saved: Saved,
+    /// The nesting level the team is kept at for the next fork.
+    pub(super) level: usize,
+    /// The region's flags, for a tool.
+    pub(super) flags: u32,
+}
+
+/// A region opened by the split fork (the team's workers run the job, the primary thread
+/// returns to its caller as member 0), closed by the split join.
+pub(crate) struct Open {
+    /// The region's job.
+    pub(super) job: Job,
+    /// The team the primary thread runs the region on.
+    pub(super) team: *const Team,
+    /// The forked team; `None` for a serialized region (its team is in `serial`).
+    pub(super) forked: Option<Forked>,
 }
 
 /// Runs `f` on the value of `cell`, taken out for the call and put back after.
@@ -111,6 +138,7 @@ impl ForkState {
             self.take_all_hot(),
             with(&self.serial, |s| std::mem::take(&mut s.saved)),
             self.push_strict.take(),
+            self.open.take(),
         );
         if drop_old {
             drop(old);
@@ -229,5 +257,19 @@ impl ForkState {
     #[inline]
     pub(crate) fn push_teams(&self, v: (u32, u32)) {
         self.push_teams.set(v);
+    }
+
+    /// A split-fork region opened.
+    pub(crate) fn push_open(&self, r: Open) {
+        with(&self.open, |open| open.push(r));
+    }
+
+    /// Takes the innermost open split-fork region if its team is `team` (the thread's current
+    /// one); `None` (and nothing taken) otherwise.
+    pub(crate) fn pop_open(&self, team: *const Team) -> Option<Open> {
+        with(&self.open, |open| match open.last() {
+            Some(r) if r.team == team => open.pop(),
+            _ => None,
+        })
     }
 }

@@ -28,6 +28,7 @@ use crossbeam_utils::CachePadded;
 pub use descriptor::{Job, Outlined, Team};
 pub(crate) use descriptor::{Member, set};
 pub use fork_state::Strict;
+use fork_state::{Forked, Open};
 use oxiomp_instrument::{State, SyncPoint, ToolEvent, parallel_flags, sync_kind};
 
 impl Member {
@@ -205,6 +206,16 @@ impl Team {
     /// caller restores its own state.
     #[inline]
     pub(crate) fn run_member(&self, th: Thread, tid: u32) {
+        self.member_begin(th, tid);
+        // SAFETY: the job's data stays valid until the join, which waits for this call to
+        // return on every member; `run` was paired with that data by whoever built the job.
+        unsafe { (self.job.run)(self.job.data, th.gtid(), tid) };
+        self.member_end(th);
+    }
+
+    /// Thread `tid`'s implicit task begins on `th` (what comes before the job).
+    #[inline(always)]
+    fn member_begin(&self, th: Thread, tid: u32) {
         let placement = self.placement(tid);
         let mut icvs = self.icvs;
         if let Some(p) = placement {
@@ -224,9 +235,11 @@ impl Team {
             initial: false,
         });
         oxiomp_instrument::enter_with(|| self.job.state());
-        // SAFETY: the job's data stays valid until the join, which waits for this call to
-        // return on every member; `run` was paired with that data by whoever built the job.
-        unsafe { (self.job.run)(self.job.data, th.gtid(), tid) };
+    }
+
+    /// The job of `th`'s implicit task has returned.
+    #[inline(always)]
+    fn member_end(&self, th: Thread) {
         crate::worksharing::end_left_loop(th);
         oxiomp_instrument::leave_with(|| self.job.state());
     }
@@ -298,6 +311,62 @@ pub fn fork(th: Thread, req: ForkRequest) {
     }
 }
 
+// The split fork: a parallel region whose primary thread's part is not a call the runtime
+// makes but the caller's own code between `fork_open` and `fork_close` (gcc's code before
+// gcc 4.9 calls `GOMP_parallel_start`, then the outlined function itself, then
+// `GOMP_parallel_end`). The team's workers run the job as in `fork`; the primary
+// thread returns from the open as member 0, and the close ends its implicit task and joins.
+// Between the two the region is recorded in the thread's fork state, innermost last, so
+// such regions nest.
+
+/// Opens a parallel region: the team (or the serialized region) begins, its workers run
+/// `req.job`, and the calling thread returns as its primary thread, in its implicit task, to
+/// run its part in its own code. [`fork_close`] ends it.
+///
+/// `req.job.data` must stay valid until `fork_close` returns it.
+pub fn fork_open(th: Thread, req: ForkRequest) {
+    th.bind_if_pending(Runtime::places);
+    oxiomp_instrument::fork_call_enter();
+    let (n, bind, requested) = decide_team(th);
+    let open = if n <= 1 {
+        oxiomp_instrument::fork_call_exit();
+        serialized_begin_with(th, req.ident, req.job.entry);
+        serial_tool_begin(th, requested, parallel_flags::INVOKER_RUNTIME);
+        oxiomp_instrument::enter_with(|| req.job.state());
+        Open { job: req.job, team: th.team(), forked: None }
+    } else {
+        let flags = parallel_flags::INVOKER_RUNTIME | parallel_flags::TEAM;
+        let forked = start_team(th, n, bind, req, true, (requested, flags));
+        forked.team.member_begin(th, 0);
+        Open { job: req.job, team: &*forked.team, forked: Some(forked) }
+    };
+    th.fork_state().push_open(open);
+}
+
+/// Closes the innermost region [`fork_open`] opened on `th`: the primary thread's implicit
+/// task ends, the team joins. Returns the data of the job it was opened with; `None` (and
+/// nothing changes) when `th` is not in such a region as its primary thread, at the region's
+/// own level.
+pub fn fork_close(th: Thread) -> Option<*const ()> {
+    let current: *const Team = th.team();
+    let open = th.fork_state().pop_open(current)?;
+    match open.forked {
+        None => {
+            crate::worksharing::end_left_loop(th);
+            oxiomp_instrument::leave_with(|| open.job.state());
+            serialized_end_flagged(th, parallel_flags::INVOKER_RUNTIME);
+        }
+        Some(forked) => {
+            forked.team.member_end(th);
+            join_team(th, forked);
+            if crate::places::reset_on() && th.team().level == 0 {
+                th.reset_binding(&Runtime::get().settings().mask);
+            }
+        }
+    }
+    Some(open.job.data)
+}
+
 /// How many threads the next region gets, consuming the pushed clauses; reserves them in the
 /// contention group (the reservation is recorded on the team by `run_team`).
 fn decide_team(th: Thread) -> (u32, ProcBind, u32) {
@@ -345,7 +414,24 @@ fn decide_team_size(th: Thread) -> (u32, ProcBind, u32) {
 /// Forks a team of exactly `n` threads (n - 1 already reserved in the contention group, when
 /// `reserved`) and joins it. `tool`: the threads asked for and the region's OMPT flags, which
 /// a tool is told.
+#[inline]
 fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool, tool: (u32, u32)) {
+    let forked = start_team(th, n, bind, req, reserved, tool);
+    forked.team.run_member(th, 0);
+    join_team(th, forked);
+}
+
+/// The fork of [`run_team`]: the team's workers start; the primary thread has not begun its
+/// implicit task yet.
+#[inline(always)]
+fn start_team(
+    th: Thread,
+    n: u32,
+    bind: ProcBind,
+    req: ForkRequest,
+    reserved: bool,
+    tool: (u32, u32),
+) -> Forked {
     let (requested, flags) = tool;
     let rt = Runtime::get();
     let level = th.team().level as usize;
@@ -409,7 +495,15 @@ fn run_team(th: Thread, n: u32, bind: ProcBind, req: ForkRequest, reserved: bool
         epochs[tid + 1] = w.assign(tp, tid as u32 + 1);
     }
     oxiomp_instrument::fork_call_exit();
-    team.run_member(th, 0);
+    Forked { team, epochs, saved, level, flags }
+}
+
+/// The join of [`run_team`], once the primary thread's implicit task has ended.
+#[inline(always)]
+fn join_team(th: Thread, forked: Forked) {
+    let Forked { team, mut epochs, saved, level, flags } = forked;
+    let rt = Runtime::get();
+    let tp: *const Team = &*team;
     oxiomp_instrument::tool(|| ToolEvent::JoinArrive { team: tp as usize, index: 0 });
     oxiomp_instrument::barrier_join_enter();
     let mut spinning = false;
