@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # compare.sh - EPCC-style construct overheads: oxiomp vs LLVM libomp vs libgomp.
 #
-# Usage: benches/compare.sh [--rounds N] [--threads T] [--baseline LIB] [CONSTRUCT...]
+# Usage: benches/compare.sh [--rounds N] [--threads T] [--baseline LIB] [--checked] [CONSTRUCT...]
 #   defaults: --rounds 5 --threads 2, constructs PARALLEL BARRIER
 #   ALL as a construct name expands to every construct overhead.c knows.
 #   --baseline LIB: also runs binary A on LIB, another build of oxiomp (say, of the commit
 #   before a change), in the same interleaved rounds, and adds its time and the paired
 #   ratio oxiomp/baseline: a change's before/after measured as the comparisons are.
+#   --checked: also runs binary A on oxiomp with the run-time checks on (OXIOMP_CHECK=1), in
+#   the same rounds, and adds its time and the paired ratio checked/oxiomp: what the checks
+#   cost per construct.
 #
 # Builds benches/overhead.c twice into target/bench/, both linking the same
 # benches/delay.c object (so both time the same delay machine code):
@@ -45,6 +48,7 @@ cd "$ROOT"
 rounds=5
 threads=2
 baseline=""
+checked=""
 constructs=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
     --threads=*) threads=${1#*=}; shift ;;
     --baseline) baseline=${2:?--baseline needs a library}; shift 2 ;;
     --baseline=*) baseline=${1#*=}; shift ;;
+    --checked) checked=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
     *) constructs+=("$1"); shift ;;
@@ -134,6 +139,7 @@ run_rt() {
     local rt=$1; shift
     case "$rt" in
     oxiomp | gcc-oxiomp) env LD_LIBRARY_PATH="$LIBDIR_ABS" "$@" ;;
+    checked) env LD_LIBRARY_PATH="$LIBDIR_ABS" OXIOMP_CHECK=1 "$@" ;;
     baseline) env LD_LIBRARY_PATH="$BASEDIR_ABS" "$@" ;;
     libomp | libgomp) env -u LD_LIBRARY_PATH "$@" ;;
     esac
@@ -188,6 +194,7 @@ echo "# threads=$threads rounds=$rounds OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=
 # --- measure -----------------------------------------------------------------
 RUNTIMES=(oxiomp libomp libgomp gcc-oxiomp)
 [ -z "$baseline" ] || RUNTIMES+=(baseline)
+[ -z "$checked" ] || RUNTIMES+=(checked)
 TIMEOUT=${OVH_TIMEOUT:-120}
 declare -A vals   # "$rt/$c" -> space-separated per-round medians
 declare -A per    # "$rt/$c/$r" -> that round's median (for paired ratios)
@@ -266,17 +273,18 @@ md=$BENCH/overhead.md
     echo "rtt: the cache line round trip between the two first CPUs (benches/pingpong.c), ns,"
     echo "median over the construct's rounds (measured before and after each round's runs of it)."
     echo
-    if [ -n "$baseline" ]; then
-        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | gcc: oxiomp us | gcc: oxiomp/libgomp | rtt ns | baseline us | oxiomp/baseline |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    else
-        echo "| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | gcc: oxiomp us | gcc: oxiomp/libgomp | rtt ns |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-    fi
+    hdr="| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | gcc: oxiomp us | gcc: oxiomp/libgomp | rtt ns |"
+    sep="|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    [ -z "$baseline" ] || { hdr+=" baseline us | oxiomp/baseline |"; sep+="---:|---:|"; }
+    [ -z "$checked" ] || { hdr+=" checked us | checked/oxiomp |"; sep+="---:|---:|"; }
+    echo "$hdr"
+    echo "$sep"
 } >"$md"
 
 printf '%-18s %10s %10s %10s %14s %15s %11s %12s %7s' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp "gcc-ox us" "gcc ox/gomp" "rtt ns"
-if [ -n "$baseline" ]; then printf ' %11s %15s\n' "baseline us" oxiomp/baseline; else echo; fi
+[ -z "$baseline" ] || printf ' %11s %15s' "baseline us" oxiomp/baseline
+[ -z "$checked" ] || printf ' %11s %15s' "checked us" checked/oxiomp
+echo
 for c in "${constructs[@]}"; do
     declare -A m=()
     for rt in "${RUNTIMES[@]}"; do
@@ -290,14 +298,19 @@ for c in "${constructs[@]}"; do
     r1=$(paired_ratio "$c" libomp); r2=$(paired_ratio "$c" libgomp); r4=$(paired_ratio "$c" libgomp gcc-oxiomp)
     if [ -n "${rtts[$c]:-}" ]; then rt_ns=$(median <<<"${rtts[$c]}"); else rt_ns=n/a; fi
     printf '%-18s %10s %10s %10s %14s %15s %11s %12s %7s' "$c" "$o" "$l" "$g" "$r1" "$r2" "$go" "$r4" "$rt_ns"
+    row="| $c | $o | $l | $g | $r1 | $r2 | $go | $r4 | $rt_ns |"
     if [ -n "$baseline" ]; then
         b=$(fmt "${m[baseline]}"); r3=$(paired_ratio "$c" baseline)
-        printf ' %11s %15s\n' "$b" "$r3"
-        echo "| $c | $o | $l | $g | $r1 | $r2 | $go | $r4 | $rt_ns | $b | $r3 |" >>"$md"
-    else
-        echo
-        echo "| $c | $o | $l | $g | $r1 | $r2 | $go | $r4 | $rt_ns |" >>"$md"
+        printf ' %11s %15s' "$b" "$r3"
+        row+=" $b | $r3 |"
     fi
+    if [ -n "$checked" ]; then
+        ck=$(fmt "${m[checked]}"); r5=$(paired_ratio "$c" oxiomp checked)
+        printf ' %11s %15s' "$ck" "$r5"
+        row+=" $ck | $r5 |"
+    fi
+    echo
+    echo "$row" >>"$md"
     unset m
 done
 failed=""

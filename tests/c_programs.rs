@@ -21,6 +21,9 @@
 //! the program sets its binding itself, once more with `OMP_PROC_BIND=true` (threads bound to
 //! CPUs, which the trace must show as ovni's model has them).
 //!
+//! The LD_LIBRARY_PATH runs have the run-time checks on (`OXIOMP_CHECK=1`): every program here
+//! is correct, so none may report a mistake (a report aborts the run).
+//!
 //! Before every run, the dynamic loader's own trace (LD_TRACE_LOADED_OBJECTS) with the very
 //! same environment must show our library as the only libomp in the process, and LD_BIND_NOW
 //! makes a missing symbol fail at start-up: nothing falls back silently to Debian's libomp.
@@ -134,7 +137,8 @@ fn command(exe: &Path, d: &Directives, threads: Option<&str>, rt: Runtime, direc
     c.env("LD_BIND_NOW", "1");
     match rt {
         Runtime::LibraryPath => {
-            c.env("LD_LIBRARY_PATH", &lib().dir);
+            // The run-time checks are on: a correct program passes them without a word.
+            c.env("LD_LIBRARY_PATH", &lib().dir).env("OXIOMP_CHECK", "1");
         }
         Runtime::Preload => {
             c.env("LD_PRELOAD", &lib().so);
@@ -232,6 +236,9 @@ fn judge(
     failures: &mut Vec<String>,
 ) {
     let stderr = String::from_utf8_lossy(&out.stderr);
+    if let Some(l) = stderr.lines().find(|l| l.starts_with("oxiomp: check: ")) {
+        failures.push(format!("{what}: the run-time checks report a mistake in a correct program: {l}"));
+    }
     if !out.status.success() {
         let how = match out.status.code() {
             Some(124) => "timed out (hang)".to_string(),

@@ -30,6 +30,52 @@ pub enum Event {
     AffinityChanged,
     /// What a tool interface (OMPT) is told and a trace is not: always a group of its own.
     Tool(ToolEvent),
+    /// It arrives at a construct every thread of its team meets, in the same order and with
+    /// the same values (the run-time checks compare the arrivals): always a group of its own.
+    Meet(Meet),
+}
+
+/// A construct every thread of a team must meet in the same order, as one thread arrives at
+/// it ([`Event::Meet`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meet {
+    pub kind: MeetKind,
+    /// The construct's `ident_t` (0: unknown, as in gcc's code).
+    pub ident: usize,
+    /// A loop's first and last (inclusive) value and its step; `sections`: 0, count - 1, 1.
+    /// Bits of the loop's type (an `unsigned long long` loop's values above 2^63 wrap).
+    pub lower: i64,
+    pub upper: i64,
+    pub stride: i64,
+    /// A loop's schedule (libomp's `sched_type`, modifiers included) and chunk.
+    pub sched: i32,
+    pub chunk: i64,
+    /// For [`MeetKind::RegionEnd`], the region's outlined function (0: unknown), which names
+    /// where the region is when its `ident_t` does not.
+    pub code: usize,
+}
+
+/// What a [`Meet`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeetKind {
+    /// A worksharing loop (`for`), static or dispatched.
+    Loop,
+    /// A `sections` construct.
+    Sections,
+    /// A `single` construct (every thread arrives; one runs it).
+    Single,
+    /// A barrier the program calls (explicit, or a construct's implicit one: its `ident_t`
+    /// says which).
+    Barrier,
+    /// The end of the thread's implicit task: it leaves the region (`ident`: the region's).
+    RegionEnd,
+}
+
+impl Meet {
+    /// A construct with no values (single, barrier, region end).
+    pub const fn plain(kind: MeetKind, ident: usize) -> Meet {
+        Meet { kind, ident, lower: 0, upper: 0, stride: 0, sched: 0, chunk: 0, code: 0 }
+    }
 }
 
 /// The lives of threads, parallel regions and implicit tasks as a tool interface sees them.

@@ -27,8 +27,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 pub use event::{
-    ChunkOf, Event, MAX_GROUP, MutexOp, Recorder, SyncPoint, ToolEvent, cancel_flags, mutex_kind,
-    parallel_flags, sync_kind, task_flags, task_status, work_kind,
+    ChunkOf, Event, MAX_GROUP, Meet, MeetKind, MutexOp, Recorder, SyncPoint, ToolEvent, cancel_flags,
+    mutex_kind, parallel_flags, sync_kind, task_flags, task_status, work_kind,
 };
 
 /// The subsystem a state belongs to (the OpenMP-V subsystem view).
@@ -207,6 +207,23 @@ pub fn record_with<const N: usize>(events: impl FnOnce() -> [Event; N]) {
     }
 }
 
+/// [`record_with`] for the events the run-time checks watch (constructs a team meets, the
+/// worksharing constructs a thread begins and ends, regions and their members beginning,
+/// cancellation): recorded also when the checks are the only recorder, which the other points
+/// then leave alone.
+#[inline(always)]
+pub fn record_checked_with<const N: usize>(events: impl FnOnce() -> [Event; N]) {
+    if any_enabled() {
+        outline(move || deliver(&events()))
+    }
+}
+
+/// [`tool`] for an event the run-time checks watch (see [`record_checked_with`]).
+#[inline(always)]
+pub fn tool_checked(event: impl FnOnce() -> ToolEvent) {
+    record_checked_with(|| [Event::Tool(event())])
+}
+
 /// Runs `f`, out of line: one cold function per call site of [`record_with`].
 #[cold]
 #[inline(never)]
@@ -226,6 +243,17 @@ fn deliver(events: &[Event]) {
     }
     if m & KEEPER != 0 {
         deliver_keeper(events);
+    }
+    if m & CHECKER != 0 {
+        deliver_checker(events);
+    }
+}
+
+/// Hands `events` to the run-time checks installed with [`install_checker`].
+#[cold]
+fn deliver_checker(events: &[Event]) {
+    if let Some(c) = CHECKER_RECORDER.get() {
+        c.record(events);
     }
 }
 
@@ -271,6 +299,13 @@ pub fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
     tool(|| ToolEvent::Mutex { op, kind, wait_id })
 }
 
+/// The calling thread arrives at a construct its whole team meets, `meet()` (worked out only
+/// when a recorder is installed): for the run-time checks.
+#[inline(always)]
+pub fn meet(meet: impl FnOnce() -> Meet) {
+    record_checked_with(|| [Event::Meet(meet())])
+}
+
 /// The calling thread's CPU binding changed (a place, or the program's own affinity call):
 /// a recorder notes where the thread now runs (ovni's `OAs`).
 #[inline]
@@ -282,26 +317,26 @@ pub fn affinity_changed() {
 /// chunk, section, single, loop initialisation) at one instant.
 #[inline(always)]
 pub fn worksharing_enter(w: Worksharing, ident: usize, state: State) {
-    record_with(|| [Event::WorksharingBegin { kind: w, ident }, Event::Enter(state)])
+    record_checked_with(|| [Event::WorksharingBegin { kind: w, ident }, Event::Enter(state)])
 }
 
 /// The calling thread leaves `state` and ends its part of worksharing construct `w` at one
 /// instant.
 #[inline(always)]
 pub fn worksharing_leave(state: State, w: Worksharing) {
-    record_with(|| [Event::Leave(state), Event::WorksharingEnd(w)])
+    record_checked_with(|| [Event::Leave(state), Event::WorksharingEnd(w)])
 }
 
 /// The calling thread begins its part of worksharing construct `w`, in no state of its own.
 #[inline(always)]
 pub fn worksharing_begin(w: Worksharing, ident: usize) {
-    record_with(|| [Event::WorksharingBegin { kind: w, ident }])
+    record_checked_with(|| [Event::WorksharingBegin { kind: w, ident }])
 }
 
 /// The calling thread ends its part of a worksharing construct.
 #[inline(always)]
 pub fn worksharing_end(w: Worksharing) {
-    record_with(|| [Event::WorksharingEnd(w)])
+    record_checked_with(|| [Event::WorksharingEnd(w)])
 }
 
 /// The calling thread leaves state `from` and enters `to` at one instant.
@@ -481,16 +516,19 @@ pub(crate) fn creator() -> i32 {
 }
 
 /// Which recorders are installed, a bit each: `OVNI` ([`ovni::OvniRecorder`], called
-/// directly), `OTHER` (through `RECORDER`: a tool interface) and `KEEPER` (through
-/// `KEEPER_RECORDER`: what keeps each thread's state for a debugger); any may be (a trace, a
-/// tool and a debugger at once), or none (`OFF`).
+/// directly), `OTHER` (through `RECORDER`: a tool interface), `KEEPER` (through
+/// `KEEPER_RECORDER`: what keeps each thread's state for a debugger) and `CHECKER` (through
+/// `CHECKER_RECORDER`: the run-time checks); any may be (a trace, a tool, a debugger and the
+/// checks at once), or none (`OFF`).
 static MODE: AtomicU8 = AtomicU8::new(OFF);
 const OFF: u8 = 0;
 const OVNI: u8 = 1;
 const OTHER: u8 = 2;
 const KEEPER: u8 = 4;
+const CHECKER: u8 = 8;
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 static KEEPER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
+static CHECKER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 
 /// Whether a recorder prints its warnings (the runtime's `KMP_WARNINGS`).
 static WARNINGS: AtomicBool = AtomicBool::new(true);
@@ -516,9 +554,17 @@ fn mode() -> u8 {
     MODE.load(Ordering::Relaxed)
 }
 
-/// Whether a recorder is installed.
+/// Whether a recorder that sees every event is installed (a trace, a tool, a debugger's
+/// keeper): what most instrumentation points test.
 #[inline(always)]
 pub fn enabled() -> bool {
+    mode() & !CHECKER != OFF
+}
+
+/// Whether any recorder is installed, the run-time checks included: what the points the
+/// checks watch test ([`record_checked_with`]).
+#[inline(always)]
+fn any_enabled() -> bool {
     mode() != OFF
 }
 
@@ -560,6 +606,17 @@ pub fn install_keeper(keeper: &'static dyn Recorder) -> bool {
     }
     // Release: as in `install`.
     MODE.fetch_or(KEEPER, Ordering::Release);
+    true
+}
+
+/// Installs the run-time checks' recorder (it sees every event, after the others). Returns
+/// false if one was installed already.
+pub fn install_checker(checker: &'static dyn Recorder) -> bool {
+    if CHECKER_RECORDER.set(checker).is_err() {
+        return false;
+    }
+    // Release: as in `install`.
+    MODE.fetch_or(CHECKER, Ordering::Release);
     true
 }
 

@@ -701,8 +701,8 @@ fn ovni_event(st: &Stream, e: crate::Event) -> (Small, StackOp) {
         E::Pause => (Small::bare(code::THREAD_PAUSE), StackOp::Paused),
         E::Resume => (Small::bare(code::THREAD_RESUME), StackOp::Left),
         E::AffinityChanged => (Small::bare(code::AFFINITY_SET), StackOp::None),
-        // `record` leaves tool groups out (`Event::Tool` is always a group of its own).
-        E::Tool(_) => unreachable!("a tool event reached the ovni writer"),
+        // `record` leaves tool and meet groups out (each always a group of its own).
+        E::Tool(_) | E::Meet(_) => unreachable!("a tool or meet event reached the ovni writer"),
     }
 }
 
@@ -858,7 +858,7 @@ impl Recorder for OvniRecorder {
             [E::Leave(a), E::Enter(b), E::Leave(c)] if b == c => pass_out(*a, *b),
             [E::WorksharingBegin { kind, ident }, E::Enter(s)] => worksharing_enter(*kind, *ident, *s),
             [E::Leave(s), E::WorksharingEnd(kind)] => worksharing_leave(*s, *kind),
-            [E::Tool(_)] => {}
+            [E::Tool(_)] | [E::Meet(_)] => {}
             _ => record_group(events),
         }
     }

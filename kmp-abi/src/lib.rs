@@ -14,6 +14,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod api;
+mod check;
 pub mod extensions;
 pub mod gomp;
 pub mod lock;
@@ -137,10 +138,12 @@ extern "C" fn register_tool_starter() {
     oxiomp_runtime::tool::set_starter(start_tools);
 }
 
-/// Starts a tool (OMPT), then the debugger's side (OMPD), which keeps thread states for both.
+/// Starts a tool (OMPT), then the debugger's side (OMPD), which keeps thread states for both,
+/// then the run-time checks (`OXIOMP_CHECK`).
 fn start_tools() {
     ompt::start();
     ompd::start(oxiomp_instrument::tool_attached());
+    check::start();
 }
 
 #[used]

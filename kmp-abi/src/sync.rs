@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use oxiomp_instrument::{MutexOp, State, ToolEvent, cancel_flags, mutex_kind, work_kind};
+use oxiomp_instrument::{Meet, MeetKind, MutexOp, State, ToolEvent, cancel_flags, mutex_kind, work_kind};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::lock::CriticalName;
 use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
@@ -11,6 +11,7 @@ use crate::Ident;
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_barrier(loc: *const Ident, gtid: i32) {
+    oxiomp_instrument::meet(|| Meet::plain(MeetKind::Barrier, loc as usize));
     let th = Thread::from_gtid(gtid);
     let _entered = crate::ompt::frame::enter(th);
     th.team().barrier_as(th, Ident::barrier_kind(loc));
@@ -25,6 +26,7 @@ pub extern "C" fn __kmpc_flush(_loc: *const Ident) {
 /// `single`: 1 for the one thread that executes the block.
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_single(loc: *const Ident, gtid: i32) -> i32 {
+    oxiomp_instrument::meet(|| Meet::plain(MeetKind::Single, loc as usize));
     let won = oxiomp_runtime::team::single(Thread::from_gtid(gtid));
     if won {
         oxiomp_instrument::worksharing_enter(
@@ -306,7 +308,7 @@ fn cancel_tool(how: u32, kind: i32) {
         3 => cancel_flags::SECTIONS,
         _ => cancel_flags::TASKGROUP,
     };
-    oxiomp_instrument::tool(|| ToolEvent::Cancel { flags: how | what, task: 0 });
+    oxiomp_instrument::tool_checked(|| ToolEvent::Cancel { flags: how | what, task: 0 });
 }
 
 #[unsafe(no_mangle)]

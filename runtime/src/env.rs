@@ -3,7 +3,7 @@
 //! Each variable is parsed on its own. A malformed value gives exactly one warning line naming
 //! the variable and the value, and the default is used: never a crash.
 
-use crate::icv::{DisplayEnv, Globals, Icvs, ProcBind, Schedule, ScheduleKind};
+use crate::icv::{CheckMode, DisplayEnv, Globals, Icvs, ProcBind, Schedule, ScheduleKind};
 use crate::places::{self, PlaceList};
 
 /// The highest number of nested active levels we support.
@@ -450,6 +450,14 @@ pub fn read(src: &dyn Source) -> Settings {
             _ => Err("expected enabled or disabled".to_string()),
         })
         .unwrap_or(false);
+    let check = r
+        .read("OXIOMP_CHECK", "0", |s| match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "abort" => Ok(CheckMode::Abort),
+            "warn" => Ok(CheckMode::Warn),
+            "0" | "false" | "" => Ok(CheckMode::Off),
+            _ => Err("expected 1, warn or 0".to_string()),
+        })
+        .unwrap_or(CheckMode::Off);
     let affinity_format =
         src.get("OMP_AFFINITY_FORMAT").unwrap_or_else(|| crate::affinity_format::DEFAULT_FORMAT.to_string());
     if let Some(w) = crate::affinity_format::width_warning(&affinity_format) {
@@ -548,6 +556,7 @@ pub fn read(src: &dyn Source) -> Settings {
             places_name,
             settings_report: settings_report.then_some(r.given.clone()),
             teams_bind,
+            check,
         },
         mask,
         places,

@@ -163,6 +163,16 @@ impl Icvs {
     }
 }
 
+/// What the run-time checks do (`OXIOMP_CHECK`): nothing, report a mistake and abort (`1`),
+/// or report it and go on where going on is possible (`warn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CheckMode {
+    #[default]
+    Off,
+    Abort,
+    Warn,
+}
+
 /// Device-wide settings read once from the environment.
 #[derive(Clone, Debug)]
 pub struct Globals {
@@ -216,6 +226,8 @@ pub struct Globals {
     /// `KMP_TEAMS_PROC_BIND`: how a league's teams are placed in the encountering thread's
     /// partition (spread by default, as in libomp).
     pub teams_bind: ProcBind,
+    /// `OXIOMP_CHECK`: the run-time correctness checks.
+    pub check: CheckMode,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

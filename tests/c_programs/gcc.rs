@@ -80,7 +80,8 @@ fn command(exe: &Path, d: &Directives, threads: Option<&str>, on: On, timeout: O
     c.env("LD_BIND_NOW", "1");
     match on {
         On::Directory => {
-            c.env("LD_LIBRARY_PATH", &lib().dir);
+            // The run-time checks are on, as for the clang-built runs.
+            c.env("LD_LIBRARY_PATH", &lib().dir).env("OXIOMP_CHECK", "1");
         }
         On::Preload => {
             c.env("LD_PRELOAD", lib().so.with_file_name("libgomp.so.1"));

@@ -1,6 +1,7 @@
 //! Barriers, `single`, `critical` and the atomic lock.
 
 use super::*;
+use oxiomp_instrument::{Meet, MeetKind};
 
 /// A team barrier (an explicit `barrier`, or the end of a worksharing construct).
 #[unsafe(no_mangle)]
@@ -15,6 +16,7 @@ pub(super) fn barrier(th: Thread) {
 /// `single`: true for the one thread that runs the block.
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_single_start() -> bool {
+    oxiomp_instrument::meet(|| Meet::plain(MeetKind::Single, 0));
     oxiomp_runtime::team::single(Thread::current())
 }
 
@@ -22,6 +24,7 @@ pub extern "C" fn GOMP_single_start() -> bool {
 /// [`GOMP_single_copy_end`]); the others wait for it and get its data block.
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_single_copy_start() -> *mut c_void {
+    oxiomp_instrument::meet(|| Meet::plain(MeetKind::Single, 0));
     let th = Thread::current();
     if oxiomp_runtime::team::single(th) {
         return std::ptr::null_mut();

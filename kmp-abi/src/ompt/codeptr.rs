@@ -66,6 +66,11 @@ struct Walk {
     seen_ours: bool,
     frames: u32,
     found: usize,
+    /// Whether the walk goes on past the address found, until it meets this library again:
+    /// see [`caller_in_task`].
+    confirm: bool,
+    /// Whether a frame of this library was met past the address found.
+    confirmed: bool,
 }
 
 unsafe extern "C" fn step(ctx: *mut c_void, arg: *mut c_void) -> c_int {
@@ -73,20 +78,41 @@ unsafe extern "C" fn step(ctx: *mut c_void, arg: *mut c_void) -> c_int {
     let (w, ip) = unsafe { (&mut *(arg as *mut Walk), _Unwind_GetIP(ctx)) };
     w.frames += 1;
     let mine = (w.range.0..w.range.1).contains(&ip);
-    if mine {
+    if w.found != 0 {
+        if mine {
+            w.confirmed = true;
+            return URC_END_OF_STACK;
+        }
+    } else if mine {
         w.seen_ours = true;
     } else if w.seen_ours && ip != 0 {
         w.found = ip;
-        return URC_END_OF_STACK;
+        if !w.confirm {
+            return URC_END_OF_STACK;
+        }
     }
     if w.frames >= MAX_FRAMES { URC_END_OF_STACK } else { URC_NO_REASON }
 }
 
-/// The return address into the program of the runtime call the calling thread is in (null if
-/// none is found).
-pub(super) fn codeptr() -> *const c_void {
-    let mut w = Walk { range: ours(), seen_ours: false, frames: 0, found: 0 };
+fn walk(confirm: bool) -> Walk {
+    let mut w = Walk { range: ours(), seen_ours: false, frames: 0, found: 0, confirm, confirmed: false };
     // SAFETY: `step` only reads the frame context and writes `w`, which outlives the walk.
     unsafe { _Unwind_Backtrace(step, &mut w as *mut Walk as *mut c_void) };
-    w.found as *const c_void
+    w
+}
+
+/// The return address into the program of the runtime call the calling thread is in (null if
+/// none is found).
+pub(crate) fn codeptr() -> *const c_void {
+    walk(false).found as *const c_void
+}
+
+/// [`codeptr`] for a call made by code the runtime runs (a region's or a task's): 0 unless
+/// this library's frames follow the caller's further out, as the runtime's call of that code
+/// does. A call the program made as its function's tail call (`jmp`) left no frame of its
+/// own: the first frame outside this library is then one beyond the code the runtime ran (the
+/// thread's start, or the function that forked the region), and no place is better than it.
+pub(crate) fn caller_in_task() -> usize {
+    let w = walk(true);
+    if w.confirmed { w.found } else { 0 }
 }

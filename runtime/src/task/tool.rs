@@ -120,7 +120,7 @@ fn group_cancelled(t: &Task) -> bool {
 #[inline(always)]
 pub(super) fn cancelled(t: &Task, prev: *const Task) {
     let task = t as *const Task as usize;
-    oxiomp_instrument::tool(|| ToolEvent::Cancel {
+    oxiomp_instrument::tool_checked(|| ToolEvent::Cancel {
         flags: cancel_flags::DISCARDED_TASK
             | if group_cancelled(t) { cancel_flags::TASKGROUP } else { cancel_flags::PARALLEL },
         task,

@@ -29,7 +29,7 @@ pub use descriptor::{Job, Outlined, Team};
 pub(crate) use descriptor::{Member, set};
 pub use fork_state::Strict;
 use fork_state::{Forked, Open};
-use oxiomp_instrument::{State, SyncPoint, ToolEvent, parallel_flags, sync_kind};
+use oxiomp_instrument::{Meet, MeetKind, State, SyncPoint, ToolEvent, parallel_flags, sync_kind};
 
 impl Member {
     /// The member that `desc`'s thread is.
@@ -228,7 +228,7 @@ impl Team {
         }
         display_affinity(th);
         let team = self as *const Team as usize;
-        oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskBegin {
+        oxiomp_instrument::tool_checked(|| ToolEvent::ImplicitTaskBegin {
             team,
             index: tid,
             size: self.nthreads,
@@ -242,6 +242,16 @@ impl Team {
     fn member_end(&self, th: Thread) {
         crate::worksharing::end_left_loop(th);
         oxiomp_instrument::leave_with(|| self.job.state());
+        self.meet_end();
+    }
+
+    /// The calling thread leaves this team's region (for the run-time checks).
+    #[inline(always)]
+    fn meet_end(&self) {
+        oxiomp_instrument::meet(|| Meet {
+            code: self.entry,
+            ..Meet::plain(MeetKind::RegionEnd, self.ident as usize)
+        });
     }
 
     fn placement(&self, tid: u32) -> Option<Placement> {
@@ -490,7 +500,7 @@ fn start_team(
     let mut epochs = std::mem::take(&mut team.primary.epochs);
     let tp: *const Team = &*team;
     let team = team;
-    oxiomp_instrument::tool(|| ToolEvent::ParallelBegin { team: tp as usize, requested, flags });
+    oxiomp_instrument::tool_checked(|| ToolEvent::ParallelBegin { team: tp as usize, requested, flags });
     for (tid, w) in team.workers().enumerate() {
         epochs[tid + 1] = w.assign(tp, tid as u32 + 1);
     }
@@ -570,8 +580,13 @@ pub fn serialized_begin(th: Thread, ident: *const c_void) {
 fn serial_tool_begin(th: Thread, requested: u32, invoker: u32) {
     let team = th.team() as *const Team as usize;
     let flags = invoker | parallel_flags::TEAM;
-    oxiomp_instrument::tool(|| ToolEvent::ParallelBegin { team, requested, flags });
-    oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskBegin { team, index: 0, size: 1, initial: false });
+    oxiomp_instrument::tool_checked(|| ToolEvent::ParallelBegin { team, requested, flags });
+    oxiomp_instrument::tool_checked(|| ToolEvent::ImplicitTaskBegin {
+        team,
+        index: 0,
+        size: 1,
+        initial: false,
+    });
 }
 
 fn serialized_begin_with(th: Thread, ident: *const c_void, entry: usize) {
@@ -625,6 +640,7 @@ fn serialized_end_flagged(th: Thread, invoker: u32) -> bool {
         return false;
     }
     th.team().finish_tasks(th);
+    th.team().meet_end();
     let team = th.team() as *const Team as usize;
     oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskEnd { team, index: 0, size: 1, initial: false });
     match th.fork_state().end_serial() {
@@ -744,7 +760,7 @@ unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
         team_num,
         num_teams: t.num_teams as u32,
     });
-    oxiomp_instrument::tool(|| ToolEvent::ParallelBegin {
+    oxiomp_instrument::tool_checked(|| ToolEvent::ParallelBegin {
         team,
         requested: t.icvs.thread_limit,
         flags: region,
@@ -753,7 +769,12 @@ unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
     t.league_initial.store(crate::task::current(th) as *const Task as *mut Task, Ordering::Relaxed);
     let saved = th.save();
     th.begin_implicit_task(t, 0, t.icvs);
-    oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskBegin { team, index: 0, size: 1, initial: false });
+    oxiomp_instrument::tool_checked(|| ToolEvent::ImplicitTaskBegin {
+        team,
+        index: 0,
+        size: 1,
+        initial: false,
+    });
     if let Some(p) = t.master_place {
         th.bind(p, Runtime::places());
     }
@@ -763,6 +784,7 @@ unsafe fn run_league_team(league: &League, t: &Team, th: Thread, gtid: i32) {
     crate::worksharing::end_left_loop(th);
     oxiomp_instrument::user_microtask_exit();
     t.finish_tasks(th);
+    t.meet_end();
     oxiomp_instrument::tool(|| ToolEvent::ImplicitTaskEnd { team, index: 0, size: 1, initial: false });
     th.restore(saved);
     t.league_initial.store(std::ptr::null_mut(), Ordering::Relaxed);

@@ -19,7 +19,9 @@ use crate::lock::CriticalName;
 use crate::thread::Thread;
 pub use dispatch::Chunk;
 pub(crate) use dispatch::strip_modifiers;
-use oxiomp_instrument::{ChunkOf, Event, MutexOp, SyncPoint, ToolEvent, mutex_kind, sync_kind};
+use oxiomp_instrument::{
+    ChunkOf, Event, Meet, MeetKind, MutexOp, SyncPoint, ToolEvent, mutex_kind, sync_kind,
+};
 pub use reduction::{Method, ReduceFn};
 pub use static_sched::StaticChunk;
 
@@ -72,6 +74,9 @@ pub fn static_init(
     th.ws_state().next_construct();
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
     end_left_loop(th);
+    if let Some(kind) = what.meet_kind() {
+        oxiomp_instrument::meet(|| loop_meet(kind, ident, sched, lb, ub, incr, chunk as i64));
+    }
     oxiomp_instrument::worksharing_enter(what.worksharing(), ident, what.state());
     if oxiomp_instrument::tool_attached() {
         tell_static(what, &c, lb, ub, incr);
@@ -112,6 +117,12 @@ fn static_chunk_event(c: &StaticChunk, ub: i128, incr: i128, of: ChunkOf) -> Too
     ToolEvent::Chunk { start: c.lower as u64, iterations: n as u64, of }
 }
 
+/// The meeting of a loop (or sections handed out as one) from `lb` to `ub` by `incr`, as the
+/// run-time checks compare it.
+fn loop_meet(kind: MeetKind, ident: usize, sched: i32, lb: i128, ub: i128, incr: i128, chunk: i64) -> Meet {
+    Meet { kind, ident, lower: lb as i64, upper: ub as i64, stride: incr as i64, sched, chunk, code: 0 }
+}
+
 /// `__kmpc_for_static_fini`.
 pub fn static_fini(_th: Thread, what: StaticKind) {
     oxiomp_instrument::worksharing_leave(what.state(), what.worksharing());
@@ -124,6 +135,16 @@ impl StaticKind {
             StaticKind::Loop => oxiomp_instrument::State::StaticForChunk,
             StaticKind::Sections => oxiomp_instrument::State::Section,
             StaticKind::Distribute => oxiomp_instrument::State::Distribute,
+        }
+    }
+
+    /// What the run-time checks compare threads' arrivals as (a `distribute` is the league's,
+    /// not a team's).
+    fn meet_kind(self) -> Option<MeetKind> {
+        match self {
+            StaticKind::Loop => Some(MeetKind::Loop),
+            StaticKind::Sections => Some(MeetKind::Sections),
+            StaticKind::Distribute => None,
         }
     }
 
@@ -187,6 +208,10 @@ pub fn dispatch_init(th: Thread, ident: usize, sched: i32, lb: i128, ub: i128, s
     ws.replace_loop_open(true);
     // Sections handed out as a loop have no initialisation state (ovni's model has none).
     let sections = ws.sections_open();
+    oxiomp_instrument::meet(|| {
+        let kind = if sections { MeetKind::Sections } else { MeetKind::Loop };
+        loop_meet(kind, ident, sched, lb, ub, st, chunk)
+    });
     if sections {
         oxiomp_instrument::worksharing_begin(oxiomp_instrument::Worksharing::Sections, ident);
     } else {
@@ -285,12 +310,14 @@ pub fn dispatch_next(th: Thread) -> Option<Chunk> {
     } else {
         let ending = ws.replace_loop_open(false);
         match (was_open, ending) {
-            (true, true) => oxiomp_instrument::record_with(|| {
+            (true, true) => oxiomp_instrument::record_checked_with(|| {
                 let (w, s) = loop_trace(ws);
                 [Event::Leave(s), Event::WorksharingEnd(w)]
             }),
             (true, false) => oxiomp_instrument::record_with(|| [Event::Leave(loop_trace(ws).1)]),
-            (false, true) => oxiomp_instrument::record_with(|| [Event::WorksharingEnd(loop_trace(ws).0)]),
+            (false, true) => {
+                oxiomp_instrument::record_checked_with(|| [Event::WorksharingEnd(loop_trace(ws).0)])
+            }
             (false, false) => {}
         }
     }

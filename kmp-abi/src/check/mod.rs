@@ -1,0 +1,208 @@
+//! The run-time correctness checks (`OXIOMP_CHECK=1`: report a mistake and abort; `warn`:
+//! report it and go on). They are one more recorder of the instrument events: the engine
+//! tells every construct a whole team must meet ([`Meet`]: a loop with its bounds, schedule
+//! and chunk, `sections` with its count, `single`, a barrier, the end of the thread's part
+//! of a region) and the checks compare each thread's arrivals with the first thread's
+//! ([`records`], CIVL's model of a team). Off, each meeting point costs the engine one load
+//! and a branch, as every instrumentation point does.
+//!
+//! Checked: threads of a team that meet different constructs in the same place of their
+//! sequence (another construct, another location, a barrier one of them skips, a thread that
+//! leaves the region while others wait at a construct), the same loop with other bounds,
+//! schedule or chunk, `sections` with another count, and a worksharing construct nested in
+//! another of the same team. A cancelled region is not checked from its cancellation on
+//! (its threads skip constructs by design).
+
+mod describe;
+mod records;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use oxiomp_instrument::{Event, Meet, MeetKind, Recorder, ToolEvent, Worksharing, cancel_flags};
+use oxiomp_runtime::icv::CheckMode;
+
+use describe::{Place, describe, ident_known};
+use records::{Mismatch, Records};
+
+/// The checks' state of one team (one per team descriptor, reset at each of its regions).
+#[derive(Default)]
+struct TeamCheck {
+    records: Mutex<Records>,
+}
+
+/// Every team seen, by descriptor address. A team's entry is reset when its next region
+/// begins (all threads of the last one have left it: the join waited for them).
+static TEAMS: Mutex<BTreeMap<usize, Arc<TeamCheck>>> = Mutex::new(BTreeMap::new());
+
+/// What the checks do on a mistake.
+static MODE: OnceLock<CheckMode> = OnceLock::new();
+
+/// A region the calling thread is a member of, innermost last.
+struct Frame {
+    team: Arc<TeamCheck>,
+    tid: u32,
+    /// Constructs met so far in the region.
+    seq: u64,
+    /// The worksharing construct the thread is in, in this team.
+    open: Option<(Meet, Place)>,
+    /// The region's outlined function (0: not known).
+    region: usize,
+}
+
+thread_local! {
+    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+    /// The team this thread looked up last (a hot team is met region after region): found
+    /// again without the lock of `TEAMS`.
+    static LAST_TEAM: RefCell<Option<(usize, Arc<TeamCheck>)>> = const { RefCell::new(None) };
+}
+
+/// Installs the checks if `OXIOMP_CHECK` asks for them.
+pub(crate) fn start() {
+    let mode = oxiomp_runtime::Runtime::get().settings().globals.check;
+    if mode == CheckMode::Off || MODE.set(mode).is_err() {
+        return;
+    }
+    static CHECKER: Checker = Checker;
+    oxiomp_instrument::install_checker(&CHECKER);
+}
+
+struct Checker;
+
+impl Recorder for Checker {
+    fn record(&self, events: &[Event]) {
+        for e in events {
+            match *e {
+                Event::Meet(m) => arrive(m),
+                Event::WorksharingBegin { kind: Worksharing::Single, ident } => {
+                    let single = Meet::plain(MeetKind::Single, ident);
+                    with_frame(|f| f.open = Some((single, Place::default())));
+                }
+                Event::WorksharingEnd(_) => with_frame(|f| f.open = None),
+                Event::Tool(ToolEvent::ParallelBegin { team, .. }) => region_begins(team),
+                Event::Tool(ToolEvent::ImplicitTaskBegin { team, index, size, initial: false }) => {
+                    member_begins(team, index, size)
+                }
+                Event::Tool(ToolEvent::Cancel { flags, .. })
+                    if flags & (cancel_flags::PARALLEL | cancel_flags::LOOP | cancel_flags::SECTIONS)
+                        != 0 =>
+                {
+                    with_frame(|f| lock(&f.team.records).stopped = true)
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The checks' state of `team` (entries are never removed, so a cached one stays right).
+fn team_check(team: usize) -> Arc<TeamCheck> {
+    let cached = LAST_TEAM
+        .try_with(|last| match &*last.borrow() {
+            Some((t, c)) if *t == team => Some(c.clone()),
+            _ => None,
+        })
+        .ok()
+        .flatten();
+    cached.unwrap_or_else(|| {
+        let c = lock(&TEAMS).entry(team).or_default().clone();
+        let _ = LAST_TEAM.try_with(|last| *last.borrow_mut() = Some((team, c.clone())));
+        c
+    })
+}
+
+/// Runs `f` on the calling thread's innermost region, if it is in one.
+fn with_frame(f: impl FnOnce(&mut Frame)) {
+    let _ = FRAMES.try_with(|frames| {
+        if let Ok(mut frames) = frames.try_borrow_mut()
+            && let Some(top) = frames.last_mut()
+        {
+            f(top)
+        }
+    });
+}
+
+/// A team's region begins (on its primary thread, before any member runs).
+fn region_begins(team: usize) {
+    lock(&team_check(team).records).reset();
+}
+
+/// Thread `tid` of a team of `size` begins its part of the team's region.
+fn member_begins(team: usize, tid: u32, size: u32) {
+    // SAFETY: the event names the team the calling thread begins its part of, alive until
+    // every member has left the region.
+    let region = unsafe { (*(team as *const oxiomp_runtime::Team)).entry };
+    let team = team_check(team);
+    lock(&team.records).nthreads = size;
+    let _ = FRAMES.try_with(|frames| {
+        if let Ok(mut frames) = frames.try_borrow_mut() {
+            frames.push(Frame { team, tid, seq: 0, open: None, region });
+        }
+    });
+}
+
+/// The calling thread arrives at `meet`.
+fn arrive(meet: Meet) {
+    let _ = FRAMES.try_with(|frames| {
+        let Ok(mut frames) = frames.try_borrow_mut() else { return };
+        let Some(f) = frames.last_mut() else { return };
+        let region = f.region;
+        let place = || {
+            let code = if ident_known(meet.ident) { 0 } else { crate::ompt::caller_in_task() };
+            Place { code, region }
+        };
+        if matches!(meet.kind, MeetKind::Loop | MeetKind::Sections | MeetKind::Single) {
+            if let Some((outer, outer_place)) = f.open {
+                let text = format!(
+                    "thread {} reached {} inside {} of the same team: worksharing constructs may not be \
+                     nested in one team",
+                    f.tid,
+                    describe(&meet, place()),
+                    describe(&outer, outer_place)
+                );
+                report(&f.team, text);
+            }
+            if meet.kind != MeetKind::Single {
+                f.open = Some((meet, place()));
+            }
+        }
+        let mismatch = lock(&f.team.records).arrive(f.tid, f.seq, meet, place);
+        f.seq += 1;
+        if let Some(Mismatch { record, differs }) = mismatch {
+            let text = format!(
+                "thread {} reached {} where thread {} reached {}{}",
+                f.tid,
+                describe(&meet, place()),
+                record.first,
+                describe(&record.meet, record.place),
+                differs.map(|d| format!(": {d}")).unwrap_or_default()
+            );
+            report(&f.team, text);
+        }
+        if meet.kind == MeetKind::RegionEnd {
+            frames.pop();
+        }
+    });
+}
+
+/// Reports a mistake in `team`'s region: one line; then the program aborts, or (`warn`) the
+/// region is checked no further.
+#[cold]
+fn report(team: &TeamCheck, text: String) {
+    let mut records = lock(&team.records);
+    if records.stopped {
+        return;
+    }
+    records.stopped = true;
+    if MODE.get() == Some(&CheckMode::Warn) {
+        oxiomp_runtime::stderr_line(format_args!("oxiomp: check: {text}"));
+        return;
+    }
+    oxiomp_runtime::stderr_line(format_args!("oxiomp: check: {text}; aborting (OXIOMP_CHECK=1)"));
+    std::process::abort();
+}

@@ -1,0 +1,238 @@
+//! The run-time checks (`OXIOMP_CHECK`): C programs with one mistake each (tests/check/*.c),
+//! built with clang-19 with and without `-g`, run on our library at 2, 3, 4 and 16 threads.
+//! Each must end with exactly the expected message, naming both constructs with their source
+//! locations (with `-g`; without it, the code addresses the program called from, by symbol or
+//! object and offset, never an unknown place), the values that differ and the thread numbers.
+//!
+//! In each program the team's last thread (`D` below) errs and is made to arrive last; which
+//! other thread (`N`) the message names, and which of the two reports it, depends on timing,
+//! so the test accepts either orientation of "thread A reached X where thread B reached Y".
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{clean_env, lib, profile_dir};
+
+fn build(name: &str, debug: bool) -> PathBuf {
+    // Built in the sources' directory, so that the locations name `name.c` as a user's build
+    // names its files.
+    let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check");
+    let dir = profile_dir().join("check-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(if debug { name.to_string() } else { format!("{name}-nodebug") });
+    let mut c = Command::new("clang-19");
+    c.args(["-fopenmp", "-O2", "-Wall"]);
+    if debug {
+        c.arg("-g");
+    }
+    let out =
+        c.current_dir(&src_dir).arg(format!("{name}.c")).arg("-o").arg(&exe).output().expect("run clang-19");
+    assert!(out.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+fn run(exe: &Path, threads: u32, mode: &str) -> Output {
+    let mut c = Command::new("timeout");
+    c.args(["-k", "5", "60"]).arg(exe);
+    clean_env(&mut c);
+    c.env("OMP_NUM_THREADS", threads.to_string())
+        .env("OXIOMP_CHECK", mode)
+        .env("LD_LIBRARY_PATH", &lib().dir);
+    c.output().expect("run the program")
+}
+
+/// The lines the checks printed.
+fn check_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("oxiomp: check: "))
+        .map(String::from)
+        .collect()
+}
+
+/// A mistake's expected message: `deviant` is what the erring thread reached, `others` what the
+/// rest of the team reached, `differs` the suffix naming the values that differ (if any).
+struct Expect {
+    deviant: &'static str,
+    others: &'static str,
+    differs: &'static str,
+}
+
+impl Expect {
+    /// Every message the checks may print for a team of `n`, with the text after "check: ".
+    fn messages(&self, n: u32) -> Vec<String> {
+        let d = n - 1;
+        let mut all = Vec::new();
+        for other in 0..d {
+            for (a, x, b, y) in [(d, self.deviant, other, self.others), (other, self.others, d, self.deviant)]
+            {
+                all.push(format!("thread {a} reached {x} where thread {b} reached {y}{}", self.differs));
+            }
+        }
+        all
+    }
+}
+
+/// `text` with each place replaced by `@`: a `file.c:line:column`, a `symbol+0x...` or
+/// `object+0x...` (with the `in object` that may follow).
+fn places_erased(text: &str) -> String {
+    let text = text.replace("the last call of the region's function ", "");
+    let mut out = Vec::new();
+    let mut words = text.split(' ').peekable();
+    while let Some(w) = words.next() {
+        let (core, tail) = match w.find([')', ';', ',']) {
+            Some(i) if w.contains(".c:") || w.contains("+0x") => w.split_at(i),
+            _ => (w, ""),
+        };
+        if core.contains(".c:") || core.contains("+0x") {
+            if core.contains("+0x") && words.peek() == Some(&"in") {
+                words.next();
+                let obj = words.next().unwrap_or_default();
+                let rest = obj.find([')', ';', ',']).map_or("", |i| &obj[i..]);
+                out.push(format!("@{rest}"));
+                continue;
+            }
+            out.push(format!("@{tail}"));
+        } else {
+            out.push(w.to_string());
+        }
+    }
+    out.join(" ")
+}
+
+/// Runs `name` with the checks aborting, at 2, 3, 4 and 16 threads, built with and without
+/// `-g`: one message, one of `expect`'s, then an abort.
+fn check_mistake(name: &str, accept: impl Fn(u32) -> Vec<String>) {
+    let mut failures = Vec::new();
+    for debug in [true, false] {
+        let exe = build(name, debug);
+        for n in [2, 3, 4, 16] {
+            let out = run(&exe, n, "1");
+            let lines = check_lines(&out);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{name} (-g: {debug}) at {n} threads");
+            use std::os::unix::process::ExitStatusExt;
+            if out.status.signal() != Some(libc::SIGABRT) {
+                failures.push(format!("{what}: not aborted ({:?}):\n{stderr}", out.status));
+                continue;
+            }
+            let [line] = lines.as_slice() else {
+                failures.push(format!("{what}: not one check message:\n{stderr}"));
+                continue;
+            };
+            let text = line.strip_prefix("oxiomp: check: ").unwrap();
+            let Some(text) = text.strip_suffix("; aborting (OXIOMP_CHECK=1)") else {
+                failures.push(format!("{what}: the message does not say it aborts: {line}"));
+                continue;
+            };
+            let accepted = accept(n);
+            // Without -g, every place is in the program itself: `<program>+0x...`, or a symbol
+            // `in <program>`.
+            let program = exe.file_name().unwrap().to_str().unwrap();
+            let in_program = text.split(' ').filter(|w| w.contains("+0x")).all(|w| w.starts_with(program))
+                || text.contains(&format!(" in {program}"));
+            let ok = if debug {
+                accepted.iter().any(|a| a == text)
+            } else {
+                !text.contains("unknown")
+                    && in_program
+                    && accepted.iter().any(|a| places_erased(a) == places_erased(text))
+            };
+            if !ok {
+                failures.push(format!(
+                    "{what}: unexpected message:\n  {text}\nexpected one of:\n  {}",
+                    accepted.join("\n  ")
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn constructs_in_another_order() {
+    let e = Expect {
+        deviant: "'single' at order.c:22:1",
+        others: "'for' at order.c:16:1 (0..99 step 1, schedule static)",
+        differs: "",
+    };
+    check_mistake("order", |n| e.messages(n));
+}
+
+#[test]
+fn a_loop_with_other_bounds() {
+    let e = Expect {
+        deviant: "'for' at bounds.c:16:1 (0..511 step 1, schedule static)",
+        others: "'for' at bounds.c:16:1 (0..1023 step 1, schedule static)",
+        differs: ": the loop bounds differ",
+    };
+    check_mistake("bounds", |n| e.messages(n));
+}
+
+#[test]
+fn a_barrier_one_thread_skips() {
+    let e = Expect {
+        deviant: "the end of the parallel region at barrier.c:9:1",
+        others: "'barrier' at barrier.c:13:1",
+        differs: "",
+    };
+    check_mistake("barrier", |n| e.messages(n));
+}
+
+#[test]
+fn a_single_one_thread_skips() {
+    let e =
+        Expect { deviant: "'barrier' at single.c:17:1", others: "'single' at single.c:14:1", differs: "" };
+    check_mistake("single", |n| e.messages(n));
+}
+
+#[test]
+fn a_loop_nested_in_a_loop() {
+    check_mistake("nested", |n| {
+        (0..n)
+            .map(|t| {
+                format!(
+                    "thread {t} reached 'for' at nested.c:9:1 (0..7 step 1, schedule static) inside 'for' at \
+                     nested.c:19:1 (0..7 step 1, schedule static) of the same team: worksharing constructs may \
+                     not be nested in one team"
+                )
+            })
+            .collect()
+    });
+}
+
+/// `OXIOMP_CHECK=warn`: the message, without the abort, and the program goes on to its end.
+#[test]
+fn warn_reports_and_goes_on() {
+    let exe = build("bounds", true);
+    let out = run(&exe, 3, "warn");
+    let lines = check_lines(&out);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].ends_with(": the loop bounds differ"), "{lines:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a[0] = "), "{out:?}");
+}
+
+/// A malformed value: one warning naming the variable, and the checks stay off.
+#[test]
+fn a_malformed_switch_is_one_warning() {
+    let exe = build("bounds", true);
+    let out = run(&exe, 2, "sometimes");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stderr.matches("OXIOMP_CHECK").count(), 1, "{stderr}");
+    assert!(check_lines(&out).is_empty(), "{stderr}");
+}
+
+#[test]
+fn places_are_erased_in_every_form() {
+    assert_eq!(
+        places_erased("'for' at a.c:3:1 (0..9 step 1, schedule static)"),
+        "'for' at @ (0..9 step 1, schedule static)"
+    );
+    assert_eq!(places_erased("'single' at main+0x1c in prog where"), "'single' at @ where");
+    assert_eq!(places_erased("end at prog+0x11a0; aborting"), "end at @; aborting");
+    assert_eq!(places_erased("at the last call of the region's function prog+0x11f0 where"), "at @ where");
+}
