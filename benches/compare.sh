@@ -31,6 +31,8 @@
 #   OMP_PROC_BIND   default "close"; OMP_PLACES passed through if set
 #   OVH_OUTER, OVH_TIME_MS, OVH_*  passed through to overhead.c
 #   OVH_TIMEOUT     per-run timeout in seconds (default 120)
+#   OVH_CFLAGS      extra compiler flags for both binaries (say -g: source locations in
+#                   clang's ident_t, which the run-time checks name)
 # Before each construct's runs of a round, benches/pingpong.c measures the machine's floor for
 # a hand-over between the two first CPUs (a cache line's round trip, ns), and again after
 # them; the table shows the median over the construct's rounds ("rtt ns"): a VM's two CPUs
@@ -95,8 +97,10 @@ command -v clang-19 >/dev/null || die "clang-19 not found"
 command -v gcc >/dev/null || die "gcc not found"
 # delay() is one object file shared by both binaries (see benches/delay.c).
 gcc -O2 -c -o "$BENCH/delay.o" benches/delay.c || die "gcc build of delay.c failed"
-clang-19 -fopenmp -O2 -o "$A" benches/overhead.c "$BENCH/delay.o" || die "clang-19 build failed"
-gcc -fopenmp -O2 -o "$G" benches/overhead.c "$BENCH/delay.o" || die "gcc build failed"
+# shellcheck disable=SC2086 # OVH_CFLAGS is a list of flags
+clang-19 -fopenmp -O2 ${OVH_CFLAGS:-} -o "$A" benches/overhead.c "$BENCH/delay.o" || die "clang-19 build failed"
+# shellcheck disable=SC2086
+gcc -fopenmp -O2 ${OVH_CFLAGS:-} -o "$G" benches/overhead.c "$BENCH/delay.o" || die "gcc build failed"
 P=$BENCH/pingpong
 gcc -O2 -pthread -o "$P" benches/pingpong.c || die "gcc build of pingpong.c failed"
 
@@ -262,7 +266,7 @@ md=$BENCH/overhead.md
     echo "# Construct overheads (us), EPCC method"
     echo
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, OMP_NUM_THREADS=$threads, OMP_PROC_BIND=$OMP_PROC_BIND," \
-        "$rounds rounds, OVH_OUTER=${OVH_OUTER:-20} OVH_TIME_MS=${OVH_TIME_MS:-100}${OVH_SCHED_DELAY_US:+ OVH_SCHED_DELAY_US=$OVH_SCHED_DELAY_US}."
+        "$rounds rounds, OVH_OUTER=${OVH_OUTER:-20} OVH_TIME_MS=${OVH_TIME_MS:-100}${OVH_SCHED_DELAY_US:+ OVH_SCHED_DELAY_US=$OVH_SCHED_DELAY_US}${OVH_CFLAGS:+ OVH_CFLAGS=$OVH_CFLAGS}${checked:+, --checked}."
     echo "Times: median over rounds of each run's EPCC median. Ratios: median over rounds of the"
     echo "ratio within the round (paired: both runs of a round see the same phase of the machine)."
     echo "oxiomp: \`$ours_real\`; libomp: \`$ll_real\`; libgomp: \`$gomp_path\`${baseline:+; baseline: \`$base_real\`}."
