@@ -16,12 +16,18 @@ use std::process::{Command, Output};
 use common::{clean_env, lib, profile_dir};
 
 fn build(name: &str, debug: bool) -> PathBuf {
+    build_as(name, debug, if debug { name.to_string() } else { format!("{name}-nodebug") })
+}
+
+/// Builds `tests/check/<name>.c` into `<exe>` (each test builds its own files: one test's build
+/// must not replace a file another test is running).
+fn build_as(name: &str, debug: bool, exe: String) -> PathBuf {
     // Built in the sources' directory, so that the locations name `name.c` as a user's build
     // names its files.
     let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check");
     let dir = profile_dir().join("check-tests");
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join(if debug { name.to_string() } else { format!("{name}-nodebug") });
+    let exe = dir.join(exe);
     let mut c = Command::new("clang-19");
     c.args(["-fopenmp", "-O2", "-Wall"]);
     if debug {
@@ -206,7 +212,7 @@ fn a_loop_nested_in_a_loop() {
 /// `OXIOMP_CHECK=warn`: the message, without the abort, and the program goes on to its end.
 #[test]
 fn warn_reports_and_goes_on() {
-    let exe = build("bounds", true);
+    let exe = build_as("bounds", true, "bounds-warn".to_string());
     let out = run(&exe, 3, "warn");
     let lines = check_lines(&out);
     assert!(out.status.success(), "{out:?}");
@@ -218,7 +224,7 @@ fn warn_reports_and_goes_on() {
 /// A malformed value: one warning naming the variable, and the checks stay off.
 #[test]
 fn a_malformed_switch_is_one_warning() {
-    let exe = build("bounds", true);
+    let exe = build_as("bounds", true, "bounds-malformed".to_string());
     let out = run(&exe, 2, "sometimes");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{out:?}");

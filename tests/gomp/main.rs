@@ -14,9 +14,15 @@ use std::process::Command;
 use common::{clean_env, lib, profile_dir};
 
 fn build(name: &str) -> PathBuf {
+    build_as(name, name)
+}
+
+/// Builds `tests/gomp/<name>.c` into `<exe>` (tests that run the same program build their own
+/// copy: one test's build must not replace the file another test is running).
+fn build_as(name: &str, exe: &str) -> PathBuf {
     let out = profile_dir().join("gomp-tests");
     std::fs::create_dir_all(&out).unwrap();
-    let exe = out.join(name);
+    let exe = out.join(exe);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gomp").join(format!("{name}.c"));
     common::gcc(&src, &exe, &["-fopenmp", "-O2", "-Wall", "-g"]);
     exe
@@ -158,7 +164,7 @@ fn split_fork() {
 /// on.
 #[test]
 fn split_fork_end_without_start() {
-    let exe = build("split_fork");
+    let exe = build_as("split_fork", "split_fork-unopened");
     let mut c = Command::new(&exe);
     clean_env(&mut c);
     let o = c.arg("unopened").env("LD_LIBRARY_PATH", &lib().dir).output().expect("run the program");
