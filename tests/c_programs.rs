@@ -21,8 +21,9 @@
 //! the program sets its binding itself, once more with `OMP_PROC_BIND=true` (threads bound to
 //! CPUs, which the trace must show as ovni's model has them).
 //!
-//! The LD_LIBRARY_PATH runs have the run-time checks on (`OXIOMP_CHECK=1`): every program here
-//! is correct, so none may report a mistake (a report aborts the run).
+//! The LD_LIBRARY_PATH runs have the run-time checks on (`OXIOMP_CHECK=1`) and the hang watch
+//! (`OXIOMP_HANG_SECONDS=60`): every program here is correct, so none may report a mistake (a
+//! report aborts the run) or a hang.
 //!
 //! Before every run, the dynamic loader's own trace (LD_TRACE_LOADED_OBJECTS) with the very
 //! same environment must show our library as the only libomp in the process, and LD_BIND_NOW
@@ -137,8 +138,9 @@ fn command(exe: &Path, d: &Directives, threads: Option<&str>, rt: Runtime, direc
     c.env("LD_BIND_NOW", "1");
     match rt {
         Runtime::LibraryPath => {
-            // The run-time checks are on: a correct program passes them without a word.
-            c.env("LD_LIBRARY_PATH", &lib().dir).env("OXIOMP_CHECK", "1");
+            // The run-time checks and the hang watch are on: a correct program passes them
+            // without a word.
+            c.env("LD_LIBRARY_PATH", &lib().dir).env("OXIOMP_CHECK", "1").env("OXIOMP_HANG_SECONDS", "60");
         }
         Runtime::Preload => {
             c.env("LD_PRELOAD", &lib().so);
@@ -238,6 +240,9 @@ fn judge(
     let stderr = String::from_utf8_lossy(&out.stderr);
     if let Some(l) = stderr.lines().find(|l| l.starts_with("oxiomp: check: ")) {
         failures.push(format!("{what}: the run-time checks report a mistake in a correct program: {l}"));
+    }
+    if let Some(l) = stderr.lines().find(|l| l.starts_with("oxiomp: hang: ")) {
+        failures.push(format!("{what}: the hang watch reports a correct program: {l}"));
     }
     if !out.status.success() {
         let how = match out.status.code() {

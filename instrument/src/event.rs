@@ -69,6 +69,9 @@ pub enum MeetKind {
     Barrier,
     /// The end of the thread's implicit task: it leaves the region (`ident`: the region's).
     RegionEnd,
+    /// An `ordered` region of the loop the thread is in (met by each iteration, not by the
+    /// team as one: checked against that loop, not queued).
+    Ordered,
 }
 
 impl Meet {

@@ -247,6 +247,17 @@ fn deliver(events: &[Event]) {
     if m & CHECKER != 0 {
         deliver_checker(events);
     }
+    if m & WATCHER != 0 {
+        deliver_watcher(events);
+    }
+}
+
+/// Hands `events` to the hang watch installed with [`install_watcher`].
+#[cold]
+fn deliver_watcher(events: &[Event]) {
+    if let Some(w) = WATCHER_RECORDER.get() {
+        w.record(events);
+    }
 }
 
 /// Hands `events` to the run-time checks installed with [`install_checker`].
@@ -297,6 +308,12 @@ pub fn tool(event: impl FnOnce() -> ToolEvent) {
 #[inline(always)]
 pub fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
     tool(|| ToolEvent::Mutex { op, kind, wait_id })
+}
+
+/// [`mutex`] for what the run-time checks watch: a lock's acquisition and release.
+#[inline(always)]
+pub fn mutex_checked(op: MutexOp, kind: u32, wait_id: usize) {
+    tool_checked(|| ToolEvent::Mutex { op, kind, wait_id })
 }
 
 /// The calling thread arrives at a construct its whole team meets, `meet()` (worked out only
@@ -518,17 +535,20 @@ pub(crate) fn creator() -> i32 {
 /// Which recorders are installed, a bit each: `OVNI` ([`ovni::OvniRecorder`], called
 /// directly), `OTHER` (through `RECORDER`: a tool interface), `KEEPER` (through
 /// `KEEPER_RECORDER`: what keeps each thread's state for a debugger) and `CHECKER` (through
-/// `CHECKER_RECORDER`: the run-time checks); any may be (a trace, a tool, a debugger and the
-/// checks at once), or none (`OFF`).
+/// `CHECKER_RECORDER`: the run-time checks) and `WATCHER` (through `WATCHER_RECORDER`: what
+/// keeps each thread's waits for a hang report); any may be (a trace, a tool, a debugger, the
+/// checks and the watch at once), or none (`OFF`).
 static MODE: AtomicU8 = AtomicU8::new(OFF);
 const OFF: u8 = 0;
 const OVNI: u8 = 1;
 const OTHER: u8 = 2;
 const KEEPER: u8 = 4;
 const CHECKER: u8 = 8;
+const WATCHER: u8 = 16;
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 static KEEPER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 static CHECKER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
+static WATCHER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
 
 /// Whether a recorder prints its warnings (the runtime's `KMP_WARNINGS`).
 static WARNINGS: AtomicBool = AtomicBool::new(true);
@@ -562,9 +582,9 @@ pub fn enabled() -> bool {
 }
 
 /// Whether any recorder is installed, the run-time checks included: what the points the
-/// checks watch test ([`record_checked_with`]).
+/// checks watch test ([`record_checked_with`]), and the fast paths that skip such a point.
 #[inline(always)]
-fn any_enabled() -> bool {
+pub fn any_enabled() -> bool {
     mode() != OFF
 }
 
@@ -617,6 +637,17 @@ pub fn install_checker(checker: &'static dyn Recorder) -> bool {
     }
     // Release: as in `install`.
     MODE.fetch_or(CHECKER, Ordering::Release);
+    true
+}
+
+/// Installs the recorder that keeps each thread's waits for a hang report (it sees every
+/// event, after the others). Returns false if one was installed already.
+pub fn install_watcher(watcher: &'static dyn Recorder) -> bool {
+    if WATCHER_RECORDER.set(watcher).is_err() {
+        return false;
+    }
+    // Release: as in `install`.
+    MODE.fetch_or(WATCHER, Ordering::Release);
     true
 }
 

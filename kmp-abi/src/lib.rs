@@ -17,6 +17,7 @@ pub mod api;
 mod check;
 pub mod extensions;
 pub mod gomp;
+mod hang;
 pub mod lock;
 pub mod memory;
 mod ompd;
@@ -49,23 +50,53 @@ impl Ident {
     /// `file:line:column` of `loc`, from clang's `";file;function;line;column;;"` (or
     /// `unknown location` for a null or malformed one). For messages: allocates.
     pub(crate) fn location(loc: *const Ident) -> String {
+        let mut s = String::new();
+        if !matches!(Ident::write_location(loc, &mut s), Ok(true)) {
+            s = "unknown location".to_string();
+        }
+        s
+    }
+
+    /// Writes `file:line:column` of `loc` to `out` if it names one (a program built with
+    /// `-g`); says whether it did. Allocates nothing (a signal handler's report uses it).
+    pub(crate) fn write_location(
+        loc: *const Ident,
+        out: &mut dyn std::fmt::Write,
+    ) -> Result<bool, std::fmt::Error> {
         // SAFETY: clang passes a pointer to its static ident or null; its psource is null or
         // a NUL-terminated static string.
         let src = unsafe {
             match loc.as_ref() {
-                Some(l) if !l.psource.is_null() => {
-                    Some(std::ffi::CStr::from_ptr(l.psource).to_string_lossy())
-                }
-                _ => None,
+                Some(l) if !l.psource.is_null() => std::ffi::CStr::from_ptr(l.psource).to_bytes(),
+                _ => return Ok(false),
             }
         };
-        let fields: Vec<&str> = src.as_deref().map_or(Vec::new(), |s| s.split(';').collect());
-        match fields.as_slice() {
-            ["", file, _func, line, col, ..] if !file.is_empty() && *file != "unknown" => {
-                format!("{file}:{line}:{col}")
-            }
-            _ => "unknown location".to_string(),
+        let mut f = src.split(|&b| b == b';');
+        fn text(b: Option<&[u8]>) -> Option<&str> {
+            b.and_then(|b| std::str::from_utf8(b).ok())
         }
+        let (empty, file, _func, line, col) =
+            (f.next(), text(f.next()), f.next(), text(f.next()), text(f.next()));
+        match (empty, file, line, col) {
+            (Some(b""), Some(file), Some(line), Some(col)) if !file.is_empty() && file != "unknown" => {
+                write!(out, "{file}:{line}:{col}")?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// What the barrier of `loc` is, in words, by its flags: explicit, or the implicit one of
+    /// which construct (None for another).
+    pub(crate) fn barrier_words(loc: *const Ident) -> Option<&'static str> {
+        Some(match Ident::flags(loc) & 0x1e0 {
+            f if f & 0x20 != 0 => "'barrier'",
+            0x40 => "the implicit barrier of a 'for'",
+            0xc0 => "the implicit barrier of a 'sections'",
+            0x140 => "the implicit barrier of a 'single'",
+            0x1c0 => "the implicit barrier of a 'workshare'",
+            _ => return None,
+        })
     }
 
     /// The flags of `loc` (0 for a null ident, which clang never passes).
@@ -139,11 +170,12 @@ extern "C" fn register_tool_starter() {
 }
 
 /// Starts a tool (OMPT), then the debugger's side (OMPD), which keeps thread states for both,
-/// then the run-time checks (`OXIOMP_CHECK`).
+/// then the run-time checks (`OXIOMP_CHECK`) and the hang watch (`OXIOMP_HANG_SECONDS`).
 fn start_tools() {
     ompt::start();
     ompd::start(oxiomp_instrument::tool_attached());
     check::start();
+    hang::start();
 }
 
 #[used]

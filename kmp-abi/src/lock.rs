@@ -98,7 +98,7 @@ pub unsafe extern "C" fn omp_destroy_lock(lock: *mut OmpLock) {
 /// `__kmpc_critical`.)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_set_lock(lock: *mut OmpLock) {
-    if !oxiomp_instrument::enabled()
+    if !oxiomp_instrument::any_enabled()
         // SAFETY: as in `simple`; null goes to the slow path, which reports it.
         && let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
         && l.try_lock_free(th.gtid())
@@ -119,7 +119,7 @@ unsafe fn set_lock_slow(lock: *mut OmpLock) {
     if let Err(e) = l.lock(gtid()) {
         fatal("omp_set_lock", e);
     }
-    oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::LOCK, lock as usize);
+    oxiomp_instrument::mutex_checked(MutexOp::Acquired, mutex_kind::LOCK, lock as usize);
 }
 
 /// # Safety
@@ -128,7 +128,7 @@ unsafe fn set_lock_slow(lock: *mut OmpLock) {
 /// A frame-less fast path, as `omp_set_lock`'s.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_unset_lock(lock: *mut OmpLock) {
-    if !oxiomp_instrument::enabled()
+    if !oxiomp_instrument::any_enabled()
         // SAFETY: as in `simple`.
         && let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
         && l.try_unlock_uncontended(th.gtid())
@@ -144,7 +144,7 @@ pub unsafe extern "C" fn omp_unset_lock(lock: *mut OmpLock) {
 #[inline(never)]
 unsafe fn unset_lock_slow(lock: *mut OmpLock) {
     match simple("omp_unset_lock", lock).unlock(gtid()) {
-        Ok(()) => oxiomp_instrument::mutex(MutexOp::Released, mutex_kind::LOCK, lock as usize),
+        Ok(()) => oxiomp_instrument::mutex_checked(MutexOp::Released, mutex_kind::LOCK, lock as usize),
         Err(e) => misuse("omp_unset_lock", e),
     }
 }
@@ -158,7 +158,7 @@ pub unsafe extern "C" fn omp_test_lock(lock: *mut OmpLock) -> c_int {
     match l.try_lock(gtid()) {
         Ok(got) => {
             if got {
-                oxiomp_instrument::mutex(MutexOp::Acquired, mutex_kind::TEST_LOCK, lock as usize);
+                oxiomp_instrument::mutex_checked(MutexOp::Acquired, mutex_kind::TEST_LOCK, lock as usize);
             }
             got as c_int
         }
@@ -218,7 +218,7 @@ pub unsafe extern "C" fn omp_set_nest_lock(lock: *mut OmpNestLock) {
     let id = n as *const NestLock as usize;
     oxiomp_instrument::mutex(MutexOp::Acquire, mutex_kind::NEST_LOCK, id);
     match n.lock(gtid()) {
-        Ok(depth) => oxiomp_instrument::mutex(nest_acquired(depth), mutex_kind::NEST_LOCK, id),
+        Ok(depth) => oxiomp_instrument::mutex_checked(nest_acquired(depth), mutex_kind::NEST_LOCK, id),
         Err(e) => fatal("omp_set_nest_lock", e),
     }
 }
@@ -231,7 +231,7 @@ pub unsafe extern "C" fn omp_unset_nest_lock(lock: *mut OmpNestLock) {
     match n.unlock(gtid()) {
         Ok(depth) => {
             let op = if depth == 0 { MutexOp::Released } else { MutexOp::NestReleased };
-            oxiomp_instrument::mutex(op, mutex_kind::NEST_LOCK, n as *const NestLock as usize);
+            oxiomp_instrument::mutex_checked(op, mutex_kind::NEST_LOCK, n as *const NestLock as usize);
         }
         Err(e) => misuse("omp_unset_nest_lock", e),
     }
@@ -247,7 +247,7 @@ pub unsafe extern "C" fn omp_test_nest_lock(lock: *mut OmpNestLock) -> c_int {
     match n.try_lock(gtid()) {
         Ok(depth) => {
             if depth != 0 {
-                oxiomp_instrument::mutex(nest_acquired(depth), mutex_kind::TEST_NEST_LOCK, id);
+                oxiomp_instrument::mutex_checked(nest_acquired(depth), mutex_kind::TEST_NEST_LOCK, id);
             }
             depth as c_int
         }

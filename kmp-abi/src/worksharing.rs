@@ -2,6 +2,7 @@
 //! `__kmpc_sections_*` entries. Each type variant converts its bounds to the engine's i128
 //! arithmetic and back (with the type's wrap-around).
 
+use oxiomp_instrument::{Meet, MeetKind};
 use oxiomp_runtime::Thread;
 use oxiomp_runtime::worksharing::{self as ws, StaticKind};
 
@@ -197,7 +198,8 @@ pub extern "C" fn __kmpc_dispatch_deinit(_loc: *const Ident, gtid: i32) {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_ordered(_loc: *const Ident, gtid: i32) {
+pub extern "C" fn __kmpc_ordered(loc: *const Ident, gtid: i32) {
+    oxiomp_instrument::meet(|| Meet::plain(MeetKind::Ordered, loc as usize));
     ws::ordered_enter(Thread::from_gtid(gtid));
 }
 

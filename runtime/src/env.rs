@@ -3,7 +3,7 @@
 //! Each variable is parsed on its own. A malformed value gives exactly one warning line naming
 //! the variable and the value, and the default is used: never a crash.
 
-use crate::icv::{CheckMode, DisplayEnv, Globals, Icvs, ProcBind, Schedule, ScheduleKind};
+use crate::icv::{CheckMode, DisplayEnv, Globals, HangWatch, Icvs, ProcBind, Schedule, ScheduleKind};
 use crate::places::{self, PlaceList};
 
 /// The highest number of nested active levels we support.
@@ -248,6 +248,20 @@ fn read_hidden(r: &mut Reader, mask: &[u32]) -> crate::hidden::Config {
     crate::hidden::Config { threads: if on { n } else { 0 }, affinity }
 }
 
+/// `OXIOMP_HANG_SECONDS`: how long a wait may last before the threads are reported, in
+/// seconds (a decimal number); `0` reports only on `SIGQUIT` (the states are kept for it).
+fn parse_hang_seconds(s: &str) -> Result<Option<HangWatch>, String> {
+    let secs: f64 = s.parse().map_err(|_| "expected a number of seconds".to_string())?;
+    if !(0.0..=1e9).contains(&secs) {
+        return Err("expected a number of seconds from 0 to 1e9".to_string());
+    }
+    Ok(Some(if secs == 0.0 {
+        HangWatch::SignalOnly
+    } else {
+        HangWatch::After(std::time::Duration::from_secs_f64(secs))
+    }))
+}
+
 fn read_target_offload(r: &mut Reader) -> i32 {
     r.read("OMP_TARGET_OFFLOAD", "default", parse_target_offload).unwrap_or(1)
 }
@@ -458,6 +472,7 @@ pub fn read(src: &dyn Source) -> Settings {
             _ => Err("expected 1, warn or 0".to_string()),
         })
         .unwrap_or(CheckMode::Off);
+    let hang = r.read("OXIOMP_HANG_SECONDS", "unset", parse_hang_seconds).flatten();
     let affinity_format =
         src.get("OMP_AFFINITY_FORMAT").unwrap_or_else(|| crate::affinity_format::DEFAULT_FORMAT.to_string());
     if let Some(w) = crate::affinity_format::width_warning(&affinity_format) {
@@ -557,6 +572,7 @@ pub fn read(src: &dyn Source) -> Settings {
             settings_report: settings_report.then_some(r.given.clone()),
             teams_bind,
             check,
+            hang,
         },
         mask,
         places,

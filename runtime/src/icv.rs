@@ -228,6 +228,19 @@ pub struct Globals {
     pub teams_bind: ProcBind,
     /// `OXIOMP_CHECK`: the run-time correctness checks.
     pub check: CheckMode,
+    /// `OXIOMP_HANG_SECONDS`: when the threads of a hung program are reported (None: on
+    /// `SIGQUIT` only, without the states, which are not kept).
+    pub hang: Option<HangWatch>,
+}
+
+/// When a hang is reported (`OXIOMP_HANG_SECONDS`); either way each thread's states are kept
+/// for the report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HangWatch {
+    /// When a wait has lasted this long (and on `SIGQUIT`).
+    After(std::time::Duration),
+    /// On `SIGQUIT` only (`OXIOMP_HANG_SECONDS=0`).
+    SignalOnly,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -78,6 +78,8 @@ pub struct ThreadDesc {
     thread: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
     /// A tool's word for the thread (OMPT's thread data: see `tool`).
     pub tool: crate::tool::ToolData,
+    /// What the thread does and waits for, for a hang report (kept while a watch is on).
+    pub watch: crate::debug::watch::Watch,
 }
 
 // SAFETY: the per-thread states (`core`, `fork`, `ws`, `tasks`: `Cell`s) are private to this
@@ -427,6 +429,7 @@ impl ThreadDesc {
             fork: Default::default(),
             ws: Default::default(),
             debug: Default::default(),
+            watch: Default::default(),
             tasks: crate::task::state::ThreadState::new(gtid),
             cg_threads: AtomicU32::new(1),
             task_cache: BlockCache::new(),

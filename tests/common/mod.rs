@@ -54,6 +54,27 @@ pub fn clang(src: &Path, exe: &Path, flags: &[&str]) {
     assert!(o.status.success(), "building {}: {}", src.display(), String::from_utf8_lossy(&o.stderr));
 }
 
+/// Builds `tests/<topic>/<name>.c` with clang-19 (`-fopenmp -O2 -Wall`, and `-g` if `debug`)
+/// into `<exe>` in the profile's `<topic>-tests` directory. It is built in the sources'
+/// directory, so that the program's locations name `name.c` as a user's build names its files;
+/// each test gives its own `exe`, so that one test's build never replaces a file another test
+/// is running.
+pub fn clang_topic(topic: &str, name: &str, debug: bool, exe: &str) -> PathBuf {
+    let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(topic);
+    let dir = profile_dir().join(format!("{topic}-tests"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(exe);
+    let mut c = Command::new("clang-19");
+    c.args(["-fopenmp", "-O2", "-Wall"]);
+    if debug {
+        c.arg("-g");
+    }
+    let out =
+        c.current_dir(&src_dir).arg(format!("{name}.c")).arg("-o").arg(&exe).output().expect("run clang-19");
+    assert!(out.status.success(), "compiling {name}.c: {}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
 /// Compiles the C file `src` with gcc and `flags` into `exe`, failing the test with the
 /// compiler's messages if it does not build.
 pub fn gcc(src: &Path, exe: &Path, flags: &[&str]) {
@@ -64,7 +85,7 @@ pub fn gcc(src: &Path, exe: &Path, flags: &[&str]) {
 /// Removes the caller's OpenMP, runtime, loader and tracing settings from `c`'s environment.
 pub fn clean_env(c: &mut Command) {
     for (k, _) in std::env::vars() {
-        if k.starts_with("OMP_") || k.starts_with("KMP_") || k.starts_with("LD_") || k.starts_with("OVNI") {
+        if ["OMP_", "KMP_", "LD_", "OVNI", "OXIOMP_"].iter().any(|p| k.starts_with(p)) {
             c.env_remove(k);
         }
     }

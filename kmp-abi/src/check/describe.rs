@@ -66,7 +66,7 @@ fn ident_location(ident: usize) -> Option<String> {
 }
 
 /// The name of code address `addr`: its symbol and offset, and the object it is in.
-pub(super) fn code_name(addr: usize) -> Option<String> {
+pub(crate) fn code_name(addr: usize) -> Option<String> {
     if addr == 0 {
         return None;
     }
@@ -106,6 +106,11 @@ fn location(meet: &Meet, place: Place) -> String {
     }
 }
 
+/// Whether libomp schedule `sched` is one of an `ordered` loop.
+pub(super) fn is_ordered(sched: i32) -> bool {
+    (65..=74).contains(&(sched & !(0b111 << 29)))
+}
+
 /// The name of libomp schedule `sched` (`sched_type`, modifiers ignored).
 fn schedule_name(sched: i32) -> String {
     let base = sched & !(0b111 << 29);
@@ -142,17 +147,11 @@ pub(super) fn describe(meet: &Meet, place: Place) -> String {
         MeetKind::Sections => format!("'sections' at {at} ({} sections)", meet.upper.wrapping_add(1)),
         MeetKind::Single => format!("'single' at {at}"),
         MeetKind::Barrier => {
-            let what = match Ident::flags(meet.ident as *const Ident) & 0x1e0 {
-                f if f & 0x20 != 0 => "'barrier'",
-                0x40 => "the implicit barrier of a 'for'",
-                0xc0 => "the implicit barrier of a 'sections'",
-                0x140 => "the implicit barrier of a 'single'",
-                0x1c0 => "the implicit barrier of a 'workshare'",
-                _ => "a barrier",
-            };
+            let what = Ident::barrier_words(meet.ident as *const Ident).unwrap_or("a barrier");
             format!("{what} at {at}")
         }
         MeetKind::RegionEnd => format!("the end of the parallel region at {at}"),
+        MeetKind::Ordered => format!("'ordered' at {at}"),
     }
 }
 

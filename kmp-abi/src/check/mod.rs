@@ -20,10 +20,13 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use oxiomp_instrument::{Event, Meet, MeetKind, Recorder, ToolEvent, Worksharing, cancel_flags};
+use oxiomp_instrument::{
+    Event, Meet, MeetKind, MutexOp, Recorder, ToolEvent, Worksharing, cancel_flags, mutex_kind,
+};
 use oxiomp_runtime::icv::CheckMode;
 
-use describe::{Place, describe, ident_known};
+pub(crate) use describe::code_name;
+use describe::{Place, describe, ident_known, is_ordered};
 use records::{Mismatch, Records};
 
 /// The checks' state of one team (one per team descriptor, reset at each of its regions).
@@ -49,6 +52,8 @@ struct Frame {
     open: Option<(Meet, Place)>,
     /// The region's outlined function (0: not known).
     region: usize,
+    /// The locks the thread set in the region and has not unset (by address).
+    held: Vec<usize>,
 }
 
 thread_local! {
@@ -74,6 +79,7 @@ impl Recorder for Checker {
     fn record(&self, events: &[Event]) {
         for e in events {
             match *e {
+                Event::Meet(m) if m.kind == MeetKind::Ordered => ordered(m),
                 Event::Meet(m) => arrive(m),
                 Event::WorksharingBegin { kind: Worksharing::Single, ident } => {
                     let single = Meet::plain(MeetKind::Single, ident);
@@ -83,6 +89,12 @@ impl Recorder for Checker {
                 Event::Tool(ToolEvent::ParallelBegin { team, .. }) => region_begins(team),
                 Event::Tool(ToolEvent::ImplicitTaskBegin { team, index, size, initial: false }) => {
                     member_begins(team, index, size)
+                }
+                Event::Tool(ToolEvent::Mutex { op: MutexOp::Acquired, kind, wait_id }) if is_lock(kind) => {
+                    with_frame(|f| f.held.push(wait_id))
+                }
+                Event::Tool(ToolEvent::Mutex { op: MutexOp::Released, kind, wait_id }) if is_lock(kind) => {
+                    released(wait_id)
                 }
                 Event::Tool(ToolEvent::Cancel { flags, .. })
                     if flags & (cancel_flags::PARALLEL | cancel_flags::LOOP | cancel_flags::SECTIONS)
@@ -127,6 +139,27 @@ fn with_frame(f: impl FnOnce(&mut Frame)) {
     });
 }
 
+/// Whether OMPT mutex kind `kind` is a lock's (simple or nestable, set or tested).
+fn is_lock(kind: u32) -> bool {
+    matches!(
+        kind,
+        mutex_kind::LOCK | mutex_kind::TEST_LOCK | mutex_kind::NEST_LOCK | mutex_kind::TEST_NEST_LOCK
+    )
+}
+
+/// The calling thread unset the lock at `lock` (set in its innermost region, or an outer one).
+fn released(lock: usize) {
+    let _ = FRAMES.try_with(|frames| {
+        let Ok(mut frames) = frames.try_borrow_mut() else { return };
+        for f in frames.iter_mut().rev() {
+            if let Some(i) = f.held.iter().rposition(|&l| l == lock) {
+                f.held.swap_remove(i);
+                return;
+            }
+        }
+    });
+}
+
 /// A team's region begins (on its primary thread, before any member runs).
 fn region_begins(team: usize) {
     lock(&team_check(team).records).reset();
@@ -141,7 +174,7 @@ fn member_begins(team: usize, tid: u32, size: u32) {
     lock(&team.records).nthreads = size;
     let _ = FRAMES.try_with(|frames| {
         if let Ok(mut frames) = frames.try_borrow_mut() {
-            frames.push(Frame { team, tid, seq: 0, open: None, region });
+            frames.push(Frame { team, tid, seq: 0, open: None, region, held: Vec::new() });
         }
     });
 }
@@ -185,8 +218,42 @@ fn arrive(meet: Meet) {
             report(&f.team, text);
         }
         if meet.kind == MeetKind::RegionEnd {
+            if let Some(&lock) = f.held.first() {
+                let text = format!(
+                    "thread {} reached {} holding the lock {lock:#x}, which it set in the region: a lock \
+                     must be unset by the task that set it",
+                    f.tid,
+                    describe(&meet, place())
+                );
+                report(&f.team, text);
+            }
             frames.pop();
         }
+    });
+}
+
+/// The calling thread begins an `ordered` region: the loop it is in must have the `ordered`
+/// clause (clang refuses one closely nested in a loop without it; one in a function the
+/// loop calls, or gcc's code, comes here).
+fn ordered(meet: Meet) {
+    with_frame(|f| {
+        let loop_in = f.open.filter(|(m, _)| m.kind == MeetKind::Loop);
+        if loop_in.is_some_and(|(m, _)| is_ordered(m.sched)) {
+            return;
+        }
+        let code = if ident_known(meet.ident) { 0 } else { crate::ompt::caller_in_task() };
+        let here = describe(&meet, Place { code, region: f.region });
+        let text = match loop_in {
+            Some((m, place)) => {
+                format!(
+                    "thread {} reached {here} within {}, which has no 'ordered' clause",
+                    f.tid,
+                    describe(&m, place)
+                )
+            }
+            None => format!("thread {} reached {here} outside a worksharing loop", f.tid),
+        };
+        report(&f.team, text);
     });
 }
 

@@ -377,6 +377,7 @@ pub unsafe extern "C" fn GOMP_loop_ull_ordered_start(
 /// iterations before it.
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_ordered_start() {
+    oxiomp_instrument::meet(|| oxiomp_instrument::Meet::plain(oxiomp_instrument::MeetKind::Ordered, 0));
     ws::ordered_enter_in_chunk(Thread::current());
 }
 

@@ -4,17 +4,22 @@
 //! is attached. The `extern "C"` layer exports the table and the values and installs the
 //! keeper; the debugger library (`ompd/`) reads them through the debugger.
 
+pub mod hang;
 pub mod layout;
 pub mod state;
+pub mod watch;
 
 use std::ffi::c_char;
 
-use oxiomp_instrument::{Event, MutexOp, ToolEvent};
+use oxiomp_instrument::{Event, MutexOp, SyncPoint, ToolEvent};
 
 use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::task::descriptor::Task;
+use crate::team::descriptor::Team;
 use crate::thread::Thread;
 use layout::Field;
+use watch::{TaskCopy, TeamCopy};
 
 /// Process-wide values a debugger shows (the global and address-space ICVs, the
 /// `OMP_DISPLAY_ENV` text) and the root it starts from, published once at start-up
@@ -195,6 +200,79 @@ pub fn observe(events: &[Event], mut bp: impl FnMut(Breakpoint)) {
     // by a tool on this thread (`ompt_get_state`).
     desc.state.store(state, Ordering::Relaxed);
     desc.wait_id.store(p.wait_id, Ordering::Relaxed);
+}
+
+/// Keeps the calling thread's watched state from `events` (a group the instrumentation
+/// delivered).
+pub fn watch_events(events: &[Event]) {
+    let Some(th) = Thread::peek() else { return };
+    let w = &th.desc().watch;
+    for e in events {
+        match *e {
+            Event::Enter(s) => w.enter(s),
+            Event::Leave(s) => w.leave(s),
+            Event::Meet(m) => w.meet(m),
+            Event::Tool(t) => match t {
+                ToolEvent::ThreadBegin { .. } => w.reset(),
+                ToolEvent::ImplicitTaskBegin { team, index, size, initial } => {
+                    // SAFETY: the event names the team the thread begins its part of, alive
+                    // until its members have left the region.
+                    let t = unsafe { &*(team as *const Team) };
+                    // An initial thread's implicit task is thread 0 of its root team.
+                    let tid = if initial { 0 } else { index };
+                    let c = TeamCopy {
+                        team: team as u64,
+                        tid,
+                        size,
+                        ident: t.ident as u64,
+                        entry: t.entry as u64,
+                        level: t.level,
+                    };
+                    // SAFETY: the thread's own implicit task in the team, alive with the team.
+                    w.push_level(&c, &unsafe { task_copy(t.implicit_task(tid)) });
+                }
+                // After the member's end (`Meet`), but for an initial thread's implicit task.
+                ToolEvent::ImplicitTaskEnd { .. } => w.pop_level(false),
+                ToolEvent::ParallelEnd { .. } => w.region_over(),
+                ToolEvent::JoinArrive { team, index: 0 } => {
+                    // SAFETY: the primary thread arrives at its team's join: the team is alive.
+                    w.join(team as u64, unsafe { &*(team as *const Team) }.nthreads)
+                }
+                ToolEvent::TaskSchedule { next, .. } => {
+                    // SAFETY: the task the thread switches to, which runs (or resumes) on it now.
+                    w.run_task(&unsafe { task_copy(next as *const Task) })
+                }
+                ToolEvent::Sync { kind, point: SyncPoint::Begin | SyncPoint::BeginWait }
+                    if watch::is_barrier(kind) =>
+                {
+                    w.barrier_kind(kind)
+                }
+                ToolEvent::Mutex { op, kind, wait_id } => w.mutex(op, kind, wait_id as u64),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// What the watch keeps of task `t`: its routine and ancestors.
+///
+/// # Safety
+/// `t` is null or a task that runs (or is about to run) on the calling thread: it is alive,
+/// and so are its ancestors (a task holds its parent until it is freed).
+unsafe fn task_copy(t: *const Task) -> TaskCopy {
+    let mut c = TaskCopy { task: t as u64, ..TaskCopy::default() };
+    // SAFETY: as the caller says.
+    let Some(task) = (unsafe { t.as_ref() }) else { return c };
+    c.routine = task.routine_addr() as u64;
+    let mut p = task.head.parent;
+    for a in c.ancestors.iter_mut() {
+        // SAFETY: an ancestor of a live task is alive (see above).
+        let Some(parent) = (unsafe { p.as_ref() }) else { break };
+        *a = p as u64;
+        p = parent.head.parent;
+    }
+    c
 }
 
 /// Whether `s` is the state of running an explicit task's code.

@@ -541,6 +541,16 @@ impl Task {
         (self as *const Task as *mut u8).wrapping_add(HEADER) as *mut KmpTask
     }
 
+    /// The address of an explicit task's routine (0 for other tasks), for a report.
+    pub fn routine_addr(&self) -> usize {
+        if self.head.kind != Kind::Explicit {
+            return 0;
+        }
+        // SAFETY: an explicit task's block holds its `kmp_task_t` after the header, whose
+        // routine clang wrote before the task was handed to the runtime.
+        unsafe { (*self.kmp()).routine.map_or(0, |r| r as usize) }
+    }
+
     /// The header of the task whose `kmp_task_t` is at `kt`.
     ///
     /// # Safety
