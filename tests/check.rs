@@ -114,47 +114,93 @@ fn check_mistake(name: &str, accept: impl Fn(u32) -> Vec<String>) {
     for debug in [true, false] {
         let exe = build(name, debug);
         for n in [2, 3, 4, 16] {
-            let out = run(&exe, n, "1");
-            let lines = check_lines(&out);
-            let stderr = String::from_utf8_lossy(&out.stderr);
             let what = format!("{name} (-g: {debug}) at {n} threads");
-            use std::os::unix::process::ExitStatusExt;
-            if out.status.signal() != Some(libc::SIGABRT) {
-                failures.push(format!("{what}: not aborted ({:?}):\n{stderr}", out.status));
-                continue;
-            }
-            let [line] = lines.as_slice() else {
-                failures.push(format!("{what}: not one check message:\n{stderr}"));
-                continue;
-            };
-            let text = line.strip_prefix("oxiomp: check: ").unwrap();
-            let Some(text) = text.strip_suffix("; aborting (OXIOMP_CHECK=1)") else {
-                failures.push(format!("{what}: the message does not say it aborts: {line}"));
-                continue;
-            };
-            let accepted: Vec<String> = accept(n).iter().map(|a| addresses_erased(a)).collect();
-            let text = &addresses_erased(text);
-            // Without -g, every place is in the program itself: `<program>+0x...`, or a symbol
-            // `in <program>`.
-            let program = exe.file_name().unwrap().to_str().unwrap();
-            let in_program = text.split(' ').filter(|w| w.contains("+0x")).all(|w| w.starts_with(program))
-                || text.contains(&format!(" in {program}"));
-            let ok = if debug {
-                accepted.iter().any(|a| a == text)
-            } else {
-                !text.contains("unknown")
-                    && in_program
-                    && accepted.iter().any(|a| places_erased(a) == places_erased(text))
-            };
-            if !ok {
-                failures.push(format!(
-                    "{what}: unexpected message:\n  {text}\nexpected one of:\n  {}",
-                    accepted.join("\n  ")
-                ));
-            }
+            failures.extend(judge(&exe, n, !debug, &accept(n)).map(|f| format!("{what}: {f}")));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs `exe` at `n` threads with the checks aborting: None if it printed one message, one of
+/// `accept`'s (`by_address`: with its places erased, each a code address in the program),
+/// then aborted; else what went wrong.
+fn judge(exe: &Path, n: u32, by_address: bool, accept: &[String]) -> Option<String> {
+    let out = run(exe, n, "1");
+    let lines = check_lines(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    use std::os::unix::process::ExitStatusExt;
+    if out.status.signal() != Some(libc::SIGABRT) {
+        return Some(format!("not aborted ({:?}):\n{stderr}", out.status));
+    }
+    let [line] = lines.as_slice() else {
+        return Some(format!("not one check message:\n{stderr}"));
+    };
+    let text = line.strip_prefix("oxiomp: check: ").unwrap();
+    let Some(text) = text.strip_suffix("; aborting (OXIOMP_CHECK=1)") else {
+        return Some(format!("the message does not say it aborts: {line}"));
+    };
+    let accepted: Vec<String> = accept.iter().map(|a| addresses_erased(a)).collect();
+    let text = &addresses_erased(text);
+    // Without -g, every place is in the program itself: `<program>+0x...`, or a symbol
+    // `in <program>`.
+    let program = exe.file_name().unwrap().to_str().unwrap();
+    let in_program = text.split(' ').filter(|w| w.contains("+0x")).all(|w| w.starts_with(program))
+        || text.contains(&format!(" in {program}"));
+    let ok = if by_address {
+        !text.contains("unknown")
+            && in_program
+            && accepted.iter().any(|a| places_erased(a) == places_erased(text))
+    } else {
+        accepted.iter().any(|a| a == text)
+    };
+    (!ok).then(|| format!("unexpected message:\n  {text}\nexpected one of:\n  {}", accepted.join("\n  ")))
+}
+
+/// Builds `tests/check/<name>.c` with gcc, `-g`, into `<name>-gcc`.
+fn build_gcc(name: &str) -> PathBuf {
+    let dir = common::profile_dir().join("check-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(format!("{name}-gcc"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check");
+    let out = Command::new("gcc")
+        .args(["-fopenmp", "-O2", "-g", &format!("{name}.c"), "-o"])
+        .arg(&exe)
+        .current_dir(&src)
+        .output()
+        .expect("gcc");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+/// gcc-built programs (gcc passes no source locations) built with `-g`: their places are the
+/// lines of their calls and functions, from their debug information, exactly.
+#[test]
+fn a_gcc_built_program_is_named_by_its_debug_lines() {
+    // gcc's barrier call names no construct (no ident_t): "a barrier".
+    let e = Expect {
+        deviant: "the end of the parallel region at barrier.c:9:9",
+        others: "a barrier at barrier.c:13:9",
+        differs: "",
+    };
+    let task = |n: u32| (0..n).map(|t| held_task_message(t, "held_task.c:15:9")).collect::<Vec<_>>();
+    let mut failures = Vec::new();
+    for (name, accept) in
+        [("barrier", &(|n| e.messages(n)) as &dyn Fn(u32) -> Vec<String>), ("held_task", &task)]
+    {
+        let exe = build_gcc(name);
+        for n in [2, 3, 4, 16] {
+            failures.extend(judge(&exe, n, false, &accept(n)).map(|f| format!("{name} at {n}: {f}")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The message for a task, at `place`, that ends on thread `t` holding a lock it set.
+fn held_task_message(t: u32, place: &str) -> String {
+    format!(
+        "thread {t} ended a task at {place} holding the lock 0x1, which the task set: a lock must be unset by \
+         the task that set it"
+    )
 }
 
 #[test]
@@ -217,6 +263,13 @@ fn a_lock_held_at_the_end_of_the_region() {
             n - 1
         )]
     });
+}
+
+#[test]
+fn a_lock_held_at_the_end_of_a_task() {
+    // Any thread of the team may run the task. With -g the place is the task's function's
+    // line, from the debug information.
+    check_mistake("held_task", |n| (0..n).map(|t| held_task_message(t, "held_task.c:15")).collect());
 }
 
 #[test]

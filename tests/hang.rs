@@ -2,7 +2,8 @@
 //! built with clang-19 with and without `-g`, run on our library at 2, 3, 4 and 16 threads.
 //! Each must be reported with every thread's wait and the expected verdict: a barrier that
 //! cannot complete because a thread left the region, a cycle of two tasks' locks, a taskwait
-//! on a child that waits for a lock its parent holds. The report's own clock is not tested:
+//! on a child that waits for a lock its parent holds, a doacross sink on an iteration that
+//! never reaches its source. The report's own clock is not tested:
 //! the watchdog's limit is long enough for every thread to reach its wait on a loaded machine,
 //! and a run that shows no verdict within a minute fails.
 
@@ -220,6 +221,35 @@ fn a_taskwait_on_a_child_blocked_on_a_lock() {
         let child = format!("for the lock {lock}, held by gtid {p}");
         (!w.contains(&parent) || !w.contains(&child))
             .then(|| format!("expected waits {parent:?} and {child:?}"))
+    });
+}
+
+#[test]
+fn a_doacross_sink_on_an_iteration_that_never_posts() {
+    each_run("doacross", |n, _, _, report| {
+        let sink = |i: u32| {
+            format!(
+                "in 'ordered depend(sink)' for iteration ({i}) of its doacross loop (counted from 0) to reach \
+                 'depend(source)'"
+            )
+        };
+        let w = waits(report);
+        // Iteration 6 waits for 5, which never posts; each later chunk's first iteration waits
+        // for the chunk before (64 iterations in static chunks, the first 64 % n of them one
+        // longer); a thread whose chunk ended waits in the loop's barrier.
+        let start = |t: u32| t * (64 / n) + t.min(64 % n);
+        let stuck = (0..n).rev().find(|&t| start(t) <= 5).unwrap();
+        let mut expected = vec![sink(5)];
+        expected.extend((stuck + 1..n).map(|t| sink(start(t) - 1)));
+        let in_barrier = |l: &String| l.starts_with("in the implicit barrier of a 'for' ");
+        let mut sinks: Vec<String> = w.iter().filter(|l| !in_barrier(l)).cloned().collect();
+        sinks.sort();
+        expected.sort();
+        if sinks != expected {
+            return Some(format!("expected the sink waits {expected:?}"));
+        }
+        let v = verdict(report);
+        (!v.starts_with("no cycle of waits among the OpenMP threads")).then(|| format!("verdict {v:?}"))
     });
 }
 

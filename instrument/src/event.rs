@@ -156,6 +156,11 @@ pub enum ToolEvent {
     /// the loop's `n` dimensions is in the list of `u64`s at address `iters` (alive while the
     /// event is dispatched). A sink outside the iteration space is not told.
     Doacross { source: bool, iters: usize, n: u32 },
+    /// The calling thread's `depend(sink)` of a doacross loop begins (`waiting`) or ends
+    /// waiting for an iteration that has not reached its `depend(source)` yet: the iteration
+    /// as in [`ToolEvent::Doacross`]. (Told to every recorder that sees every event: a hang
+    /// report shows the wait.)
+    DoacrossWait { waiting: bool, iters: usize, n: u32 },
     /// The calling thread is handed sections of a statically scheduled `sections`
     /// construct (which ones, the compiled code knows).
     Section,

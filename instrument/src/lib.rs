@@ -24,7 +24,7 @@ pub mod tls;
 pub mod trace;
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 pub use event::{
     ChunkOf, Event, MAX_GROUP, Meet, MeetKind, MutexOp, Recorder, SyncPoint, ToolEvent, cancel_flags,
@@ -638,6 +638,30 @@ pub fn install_checker(checker: &'static dyn Recorder) -> bool {
     // Release: as in `install`.
     MODE.fetch_or(CHECKER, Ordering::Release);
     true
+}
+
+/// How many locks explicit tasks have set and not unset yet, as the run-time checks count
+/// them (always 0 without the checks). While it is 0 no task can end holding a lock, and the
+/// runtime does not tell the checks, when they are the only recorder, of each task's end.
+static TASK_LOCKS: AtomicUsize = AtomicUsize::new(0);
+
+/// The run-time checks saw an explicit task set a lock (`set`) or a lock set by one unset.
+pub fn task_locks_changed(set: bool) {
+    // Relaxed: a task's own set and its end are on one thread, in that order (a lock set by
+    // an untied task, which may move, is not counted): it reads its own increment. Another
+    // thread's count only makes this one tell the checks of a task's end needlessly.
+    if set {
+        TASK_LOCKS.fetch_add(1, Ordering::Relaxed);
+    } else {
+        TASK_LOCKS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether some explicit task holds a lock it set (see [`task_locks_changed`]).
+#[inline]
+pub fn task_locks_held() -> bool {
+    // Relaxed: see `task_locks_changed`.
+    TASK_LOCKS.load(Ordering::Relaxed) != 0
 }
 
 /// Installs the recorder that keeps each thread's waits for a hang report (it sees every

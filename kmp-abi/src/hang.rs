@@ -20,6 +20,7 @@ use oxiomp_runtime::debug::hang::{self, Names, Reason};
 use oxiomp_runtime::icv::{CheckMode, HangWatch};
 
 use crate::Ident;
+use crate::symbolize::Code;
 
 /// Whether the states are kept (the watch is installed).
 static KEPT: AtomicBool = AtomicBool::new(false);
@@ -171,15 +172,6 @@ impl Write for Stderr {
     }
 }
 
-/// A `fmt::Write` that keeps nothing.
-struct Discard;
-
-impl Write for Discard {
-    fn write_str(&mut self, _: &str) -> fmt::Result {
-        Ok(())
-    }
-}
-
 /// What a barrier is, in words: by its `ident_t`'s flags, or by its kind.
 fn barrier(ident: u64, kind: u32) -> &'static str {
     if let Some(w) = Ident::barrier_words(ident as *const Ident) {
@@ -212,7 +204,7 @@ impl Names for Plain {
     }
 
     fn known(&self, ident: u64) -> bool {
-        Ident::write_location(ident as *const Ident, &mut Discard).unwrap_or(false)
+        Ident::names_location(ident as *const Ident)
     }
 }
 
@@ -224,17 +216,17 @@ impl Names for Full {
         if Ident::write_location(ident as *const Ident, out)? {
             return Ok(());
         }
-        match crate::check::code_name(code) {
+        match crate::symbolize::code_name(code, Code::Entry) {
             Some(name) => out.write_str(&name),
             None => Plain.place(out, 0, code),
         }
     }
 
     fn barrier(&self, ident: u64, kind: u32) -> &'static str {
-        barrier(ident, kind)
+        Plain.barrier(ident, kind)
     }
 
     fn known(&self, ident: u64) -> bool {
-        Ident::write_location(ident as *const Ident, &mut Discard).unwrap_or(false)
+        Plain.known(ident)
     }
 }

@@ -23,6 +23,7 @@ pub mod memory;
 mod ompd;
 mod ompt;
 pub mod parallel;
+mod symbolize;
 pub mod sync;
 pub mod tasking;
 pub mod threadprivate;
@@ -58,19 +59,18 @@ impl Ident {
     }
 
     /// Writes `file:line:column` of `loc` to `out` if it names one (a program built with
-    /// `-g`); says whether it did. Allocates nothing (a signal handler's report uses it).
+    /// `-g`: [`Ident::names_location`]); says whether it did. Allocates nothing (a signal
+    /// handler's report uses it).
     pub(crate) fn write_location(
         loc: *const Ident,
         out: &mut dyn std::fmt::Write,
     ) -> Result<bool, std::fmt::Error> {
-        // SAFETY: clang passes a pointer to its static ident or null; its psource is null or
+        if !Ident::names_location(loc) {
+            return Ok(false);
+        }
+        // SAFETY: an ident that names its location is clang's static ident, whose psource is
         // a NUL-terminated static string.
-        let src = unsafe {
-            match loc.as_ref() {
-                Some(l) if !l.psource.is_null() => std::ffi::CStr::from_ptr(l.psource).to_bytes(),
-                _ => return Ok(false),
-            }
-        };
+        let src = unsafe { std::ffi::CStr::from_ptr((*loc).psource).to_bytes() };
         let mut f = src.split(|&b| b == b';');
         fn text(b: Option<&[u8]>) -> Option<&str> {
             b.and_then(|b| std::str::from_utf8(b).ok())
@@ -79,11 +79,33 @@ impl Ident {
             (f.next(), text(f.next()), f.next(), text(f.next()), text(f.next()));
         match (empty, file, line, col) {
             (Some(b""), Some(file), Some(line), Some(col)) if !file.is_empty() && file != "unknown" => {
-                write!(out, "{file}:{line}:{col}")?;
-                Ok(true)
+                write!(out, "{file}:{line}:{col}")?
             }
-            _ => Ok(false),
+            // Not clang's form (no compiler of ours writes another): the text as it is.
+            _ => out.write_str(std::str::from_utf8(src).unwrap_or("an ident_t whose text is not UTF-8"))?,
         }
+        Ok(true)
+    }
+
+    /// Whether `loc` names its location: its source text is there and is not clang's
+    /// `;unknown;unknown;0;0;;` (a program built without `-g`). Cheap (the run-time checks
+    /// ask it at each construct): it reads at most the text's first 9 bytes.
+    pub(crate) fn names_location(loc: *const Ident) -> bool {
+        // SAFETY: clang passes a pointer to its static ident or null; its psource is null or
+        // a NUL-terminated static string.
+        let src = match unsafe { loc.as_ref() } {
+            Some(l) if !l.psource.is_null() => l.psource as *const u8,
+            _ => return false,
+        };
+        let unknown = b";unknown;";
+        for (i, &u) in unknown.iter().enumerate() {
+            // SAFETY: the bytes up to the text's NUL are readable, and the loop stops at the
+            // first byte that differs from `unknown`, which has no NUL: the NUL at the latest.
+            if unsafe { *src.add(i) } != u {
+                return true;
+            }
+        }
+        false
     }
 
     /// What the barrier of `loc` is, in words, by its flags: explicit, or the implicit one of

@@ -8,6 +8,7 @@ use std::ffi::CStr;
 use oxiomp_instrument::{Meet, MeetKind};
 
 use crate::Ident;
+use crate::symbolize::{Code, code_name};
 
 /// Where a thread called a construct from, when the construct's `ident_t` does not say: the
 /// return address into the program (0: not known), and the region's outlined function (0: not
@@ -21,12 +22,12 @@ pub(super) struct Place {
 /// The source text of `ident` (`";file;function;line;column;;"`) when it names a location.
 fn known_source<'a>(ident: usize) -> Option<&'a CStr> {
     let loc = ident as *const Ident;
-    // SAFETY: a meet's ident is 0 or the `ident_t` clang passed, a static object whose
-    // `psource` is null or a static NUL-terminated string.
-    let src = unsafe { loc.as_ref() }
-        .filter(|l| !l.psource.is_null())
-        .map(|l| unsafe { CStr::from_ptr(l.psource) })?;
-    (!src.to_bytes().starts_with(b";unknown;")).then_some(src)
+    if !Ident::names_location(loc) {
+        return None;
+    }
+    // SAFETY: an ident that names its location is the `ident_t` clang passed, a static object
+    // whose `psource` is a static NUL-terminated string.
+    Some(unsafe { CStr::from_ptr((*loc).psource) })
 }
 
 /// Whether `ident` names its location (a program built with `-g`).
@@ -65,42 +66,19 @@ fn ident_location(ident: usize) -> Option<String> {
     known_source(ident).map(|_| Ident::location(ident as *const Ident))
 }
 
-/// The name of code address `addr`: its symbol and offset, and the object it is in.
-pub(crate) fn code_name(addr: usize) -> Option<String> {
-    if addr == 0 {
-        return None;
-    }
-    let mut info = libc::Dl_info {
-        dli_fname: std::ptr::null(),
-        dli_fbase: std::ptr::null_mut(),
-        dli_sname: std::ptr::null(),
-        dli_saddr: std::ptr::null_mut(),
-    };
-    // SAFETY: dladdr only writes `info`; any address may be asked about.
-    if unsafe { libc::dladdr(addr as *const libc::c_void, &mut info) } == 0 {
-        return None;
-    }
-    // SAFETY: dladdr's strings are null or NUL-terminated and live as long as the object.
-    let text =
-        |p: *const libc::c_char| (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy());
-    let object = text(info.dli_fname).map(|f| f.rsplit('/').next().unwrap_or_default().to_string());
-    let object = object.filter(|o| !o.is_empty()).unwrap_or_else(|| "the program".to_string());
-    Some(match text(info.dli_sname) {
-        Some(sym) => format!("{sym}+{:#x} in {object}", addr - info.dli_saddr as usize),
-        None => format!("{object}+{:#x}", addr - info.dli_fbase as usize),
-    })
-}
-
 /// Where `meet` is, in words.
 fn location(meet: &Meet, place: Place) -> String {
     if let Some(l) = ident_location(meet.ident) {
         return l;
     }
-    let code = if meet.kind == MeetKind::RegionEnd { meet.code } else { place.code };
-    if let Some(name) = code_name(code) {
+    let named = match meet.kind {
+        MeetKind::RegionEnd => code_name(meet.code, Code::Entry),
+        _ => code_name(place.code, Code::Return),
+    };
+    if let Some(name) = named {
         return name;
     }
-    match code_name(place.region) {
+    match code_name(place.region, Code::Entry) {
         Some(name) => format!("the last call of the region's function {name}"),
         None => "an unknown location (build with -g for file and line)".to_string(),
     }
@@ -202,7 +180,7 @@ mod tests {
             describe(&m, Place::default()),
             "'single' at an unknown location (build with -g for file and line)"
         );
-        let named = code_name(code_name as *const () as usize).unwrap();
-        assert!(named.contains("+0x"), "{named}");
+        let named = code_name(describe as *const () as usize, Code::Entry).unwrap();
+        assert!(named.starts_with("describe.rs:"), "{named}");
     }
 }

@@ -21,13 +21,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use oxiomp_instrument::{
-    Event, Meet, MeetKind, MutexOp, Recorder, ToolEvent, Worksharing, cancel_flags, mutex_kind,
+    Event, Meet, MeetKind, MutexOp, Recorder, ToolEvent, Worksharing, cancel_flags, mutex_kind, task_flags,
+    task_status,
 };
 use oxiomp_runtime::icv::CheckMode;
 
-pub(crate) use describe::code_name;
 use describe::{Place, describe, ident_known, is_ordered};
 use records::{Mismatch, Records};
+
+use crate::symbolize::{Code, code_name};
 
 /// The checks' state of one team (one per team descriptor, reset at each of its regions).
 #[derive(Default)]
@@ -52,8 +54,20 @@ struct Frame {
     open: Option<(Meet, Place)>,
     /// The region's outlined function (0: not known).
     region: usize,
-    /// The locks the thread set in the region and has not unset (by address).
-    held: Vec<usize>,
+    /// The locks the thread's tasks set in the region and have not unset.
+    held: Vec<Held>,
+}
+
+/// A lock a task set and has not unset.
+#[derive(Clone, Copy)]
+struct Held {
+    /// The lock's address.
+    lock: usize,
+    /// The task that set it (its descriptor's address): an explicit task must unset it before
+    /// it ends, an implicit one before its region ends.
+    task: usize,
+    /// Whether that task is explicit (counted in `task_locks_changed`).
+    explicit: bool,
 }
 
 thread_local! {
@@ -91,11 +105,16 @@ impl Recorder for Checker {
                     member_begins(team, index, size)
                 }
                 Event::Tool(ToolEvent::Mutex { op: MutexOp::Acquired, kind, wait_id }) if is_lock(kind) => {
-                    with_frame(|f| f.held.push(wait_id))
+                    acquired(wait_id)
                 }
                 Event::Tool(ToolEvent::Mutex { op: MutexOp::Released, kind, wait_id }) if is_lock(kind) => {
                     released(wait_id)
                 }
+                Event::Tool(ToolEvent::TaskSchedule {
+                    prior,
+                    status: task_status::COMPLETE | task_status::CANCEL | task_status::DETACH,
+                    ..
+                }) => task_ends(prior),
                 Event::Tool(ToolEvent::Cancel { flags, .. })
                     if flags & (cancel_flags::PARALLEL | cancel_flags::LOOP | cancel_flags::SECTIONS)
                         != 0 =>
@@ -147,13 +166,32 @@ fn is_lock(kind: u32) -> bool {
     )
 }
 
+/// The calling thread's current task set the lock at `lock`. A lock an untied task sets is
+/// not followed: the task may go on, and unset it, on another thread.
+fn acquired(lock: usize) {
+    let task = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
+    let explicit = task.routine_addr() != 0;
+    if explicit && oxiomp_runtime::task::tool_flags(task) & task_flags::UNTIED != 0 {
+        return;
+    }
+    let task = task as *const oxiomp_runtime::task::Task as usize;
+    with_frame(|f| {
+        f.held.push(Held { lock, task, explicit });
+        if explicit {
+            oxiomp_instrument::task_locks_changed(true);
+        }
+    });
+}
+
 /// The calling thread unset the lock at `lock` (set in its innermost region, or an outer one).
 fn released(lock: usize) {
     let _ = FRAMES.try_with(|frames| {
         let Ok(mut frames) = frames.try_borrow_mut() else { return };
         for f in frames.iter_mut().rev() {
-            if let Some(i) = f.held.iter().rposition(|&l| l == lock) {
-                f.held.swap_remove(i);
+            if let Some(i) = f.held.iter().rposition(|h| h.lock == lock) {
+                if f.held.swap_remove(i).explicit {
+                    oxiomp_instrument::task_locks_changed(false);
+                }
                 return;
             }
         }
@@ -218,7 +256,7 @@ fn arrive(meet: Meet) {
             report(&f.team, text);
         }
         if meet.kind == MeetKind::RegionEnd {
-            if let Some(&lock) = f.held.first() {
+            if let Some(&Held { lock, .. }) = f.held.first() {
                 let text = format!(
                     "thread {} reached {} holding the lock {lock:#x}, which it set in the region: a lock \
                      must be unset by the task that set it",
@@ -227,8 +265,36 @@ fn arrive(meet: Meet) {
                 );
                 report(&f.team, text);
             }
-            frames.pop();
+            if let Some(f) = frames.pop() {
+                for _ in f.held.iter().filter(|h| h.explicit) {
+                    oxiomp_instrument::task_locks_changed(false);
+                }
+            }
         }
+    });
+}
+
+/// Explicit task `task` ends on the calling thread (its body returned): it must hold no lock.
+fn task_ends(task: usize) {
+    with_frame(|f| {
+        let Some(&Held { lock, .. }) = f.held.iter().find(|h| h.task == task) else { return };
+        // SAFETY: the event names the task whose body just returned on this thread; its
+        // descriptor is freed only after the event is dispatched.
+        let routine = crate::gomp::program_routine(unsafe { &*(task as *const oxiomp_runtime::task::Task) });
+        let at = code_name(routine, Code::Entry)
+            .unwrap_or_else(|| "an unknown location (build with -g for file and line)".to_string());
+        let text = format!(
+            "thread {} ended a task at {at} holding the lock {lock:#x}, which the task set: a lock must be \
+             unset by the task that set it",
+            f.tid
+        );
+        f.held.retain(|h| {
+            if h.task == task {
+                oxiomp_instrument::task_locks_changed(false);
+            }
+            h.task != task
+        });
+        report(&f.team, text);
     });
 }
 

@@ -53,6 +53,19 @@ unsafe extern "C" fn run_gomp_task(_gtid: i32, kt: *mut KmpTask) -> i32 {
     0
 }
 
+/// The program's code explicit task `t` runs: its routine, or for a gcc task the function
+/// `GOMP_task` was given (0: none known).
+pub(crate) fn program_routine(t: &Task) -> usize {
+    let routine = t.routine_addr();
+    if routine != run_gomp_task as *const () as usize {
+        return routine;
+    }
+    let g = t.kmp() as *const GompTask;
+    // SAFETY: a task whose routine is `run_gomp_task` was made by `alloc_gomp`, as a
+    // `GompTask` whose function was written before the task was handed to the runtime.
+    unsafe { (*g).func as usize }
+}
+
 /// Allocates a task of `kflags` running `func` on a data block of `size` bytes aligned to
 /// `align`, after a header of `head` bytes (a `GompTask` or a structure beginning with one);
 /// returns the task and its (uninitialised) data block.

@@ -391,6 +391,8 @@ pub(super) fn dispatch(e: ToolEvent) {
                 unsafe { f(task_data(task), out.as_ptr(), out.len() as i32) };
             }
         }
+        // OMPT has no callback for a sink's wait (its dependence was told).
+        ToolEvent::DoacrossWait { .. } => {}
         ToolEvent::Doacross { source, iters, n } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<DependencesFn>(cb::DEPENDENCES) } {

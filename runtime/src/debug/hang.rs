@@ -178,6 +178,13 @@ fn what(out: &mut dyn Write, names: &dyn Names, g: i32, wait: Wait) -> fmt::Resu
             write!(out, ": {there} of the team's {size} threads are there")
         }
         Wait::Mutex { kind: mutex_kind::ORDERED, .. } => write!(out, "for its turn in an 'ordered' region"),
+        Wait::Doacross { iters, n } => {
+            write!(out, "in 'ordered depend(sink)' for iteration (")?;
+            for (i, v) in iters[..n as usize].iter().enumerate() {
+                write!(out, "{}{v}", if i == 0 { "" } else { ", " })?;
+            }
+            write!(out, ") of its doacross loop (counted from 0) to reach 'depend(source)'")
+        }
         Wait::Mutex { kind, addr } => {
             write!(out, "for {} {addr:#x}", mutex_words(kind))?;
             match holder(addr) {
@@ -254,7 +261,8 @@ fn blocker(g: i32, wait: Wait) -> Option<i32> {
         waits
     };
     match wait {
-        Wait::Mutex { kind: mutex_kind::ORDERED, .. } => {}
+        // Which thread runs the iteration a sink waits for is not kept.
+        Wait::Mutex { kind: mutex_kind::ORDERED, .. } | Wait::Doacross { .. } => {}
         Wait::Mutex { addr, .. } => {
             if let Some(h) = holder(addr) {
                 pick(h);
@@ -335,6 +343,7 @@ fn edge(out: &mut dyn Write, e: Edge) -> fmt::Result {
         Wait::Taskgroup { .. } => {
             write!(out, "gtid {from} waits at the end of a 'taskgroup' for a task that gtid {to} runs")
         }
+        Wait::Doacross { .. } => write!(out, "gtid {from} waits for an iteration that gtid {to} runs"),
     }
 }
 

@@ -248,6 +248,12 @@ pub fn watch_events(events: &[Event]) {
                     w.barrier_kind(kind)
                 }
                 ToolEvent::Mutex { op, kind, wait_id } => w.mutex(op, kind, wait_id as u64),
+                ToolEvent::DoacrossWait { waiting, iters, n } => {
+                    // SAFETY: the event's iteration is `n` numbers at `iters`, alive while the
+                    // event is dispatched.
+                    let iters = unsafe { std::slice::from_raw_parts(iters as *const u64, n as usize) };
+                    w.doacross(waiting.then_some(iters))
+                }
                 _ => {}
             },
             _ => {}

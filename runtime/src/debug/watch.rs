@@ -27,6 +27,8 @@ pub const HELD: usize = 8;
 /// How many of a task's ancestors are kept (a wait for a task's children finds a descendant
 /// this many generations down).
 pub const ANCESTORS: usize = 8;
+/// How many dimensions of a doacross iteration are kept.
+pub const DOACROSS: usize = 4;
 
 /// A region the thread is a member of.
 #[derive(Default)]
@@ -80,6 +82,10 @@ pub struct Watch {
     mutex: AtomicU64,
     /// Addresses of the locks, critical sections and ordered regions it holds (0: free slot).
     held: [AtomicU64; HELD],
+    /// The iteration a doacross `depend(sink)` waits for (its first `doacross_n` numbers; 0:
+    /// none).
+    doacross: [AtomicU64; DOACROSS],
+    doacross_n: AtomicU32,
     /// When the thread's current wait began, or it last came back to it from running a task
     /// (`now_ns`).
     since: AtomicU64,
@@ -112,6 +118,9 @@ pub enum Wait {
     Taskgroup { task: u64, routine: u64 },
     /// A lock, critical section or ordered region (OMPT mutex kind) at `addr`.
     Mutex { kind: u32, addr: u64 },
+    /// A doacross loop's iteration whose numbers (from 0) in the first `n` dimensions are
+    /// `iters` (a `depend(sink)`).
+    Doacross { iters: [u64; DOACROSS], n: u32 },
 }
 
 /// A region a thread is a member of, as read.
@@ -161,6 +170,8 @@ impl Watch {
             mutex_kind: AtomicU32::new(0),
             mutex: AtomicU64::new(0),
             held: [const { AtomicU64::new(0) }; HELD],
+            doacross: [const { AtomicU64::new(0) }; DOACROSS],
+            doacross_n: AtomicU32::new(0),
             since: AtomicU64::new(0),
         }
     }
@@ -173,6 +184,7 @@ impl Watch {
         self.ended.store(false, Relaxed);
         self.join.store(0, Relaxed);
         self.mutex_kind.store(0, Relaxed);
+        self.doacross_n.store(0, Relaxed);
         for h in &self.held {
             h.store(0, Relaxed);
         }
@@ -313,6 +325,20 @@ impl Watch {
         }
     }
 
+    /// The thread's `depend(sink)` begins waiting for iteration `iters` (its numbers in
+    /// each dimension), or (None) its wait is over.
+    pub(super) fn doacross(&self, iters: Option<&[u64]>) {
+        let Some(iters) = iters else {
+            self.doacross_n.store(0, Relaxed);
+            return;
+        };
+        for (a, &v) in self.doacross.iter().zip(iters) {
+            a.store(v, Relaxed);
+        }
+        self.since.store(now_ns(), Relaxed);
+        self.doacross_n.store(iters.len().min(DOACROSS) as u32, Relaxed);
+    }
+
     // The readers' side: any thread.
 
     /// The trace states, outermost first (those kept), and how many there are in all.
@@ -374,6 +400,14 @@ impl Watch {
         let kind = self.mutex_kind.load(Relaxed);
         if kind != 0 {
             return Some((Wait::Mutex { kind, addr: self.mutex.load(Relaxed) }, since));
+        }
+        let n = self.doacross_n.load(Relaxed);
+        if n != 0 {
+            let mut iters = [0; DOACROSS];
+            for (i, a) in iters.iter_mut().zip(&self.doacross) {
+                *i = a.load(Relaxed);
+            }
+            return Some((Wait::Doacross { iters, n }, since));
         }
         let d = self.depth.load(Relaxed) as usize;
         if d > DEPTH || self.nlevels.load(Acquire) as usize > LEVELS {

@@ -186,27 +186,49 @@ fn run_body_own_icvs(th: Thread, t: &'static Task, trace: Option<u32>, run: bool
 #[inline]
 fn call_routine(th: Thread, t: &'static Task, trace: Option<u32>, run: bool, prev: *const Task) {
     let kt = t.kmp();
-    // SAFETY: the routine and task come from the compiler's alloc; the routine takes
-    // (gtid, task).
+    // SAFETY: the routine comes from the compiler's alloc.
     if run && let Some(r) = unsafe { (*kt).routine } {
-        if oxiomp_instrument::enabled() {
-            return call_traced(th, r, t, trace, prev);
+        if oxiomp_instrument::any_enabled() {
+            return call_watched(th, r, t, trace, prev);
         }
-        // SAFETY: as above.
-        unsafe { r(th.gtid(), kt) };
-        // An untied task's next parts, re-submitted to run here (`rerun_here`): clang's
-        // untied tasks re-submit themselves at least once, so this is no cold path.
-        // A cancellation meanwhile does not stop them: the task has started, and a started
-        // task runs to its end or to a cancellation point of its own (its scheduling points,
-        // where clang splits it, are none).
-        if !th.task_state().rerun().is_null() {
-            while take_rerun(th, t) {
-                // SAFETY: as above.
-                unsafe { r(th.gtid(), kt) };
-            }
-        }
+        call_plain(th, r, t);
     } else if !run {
         super::tool::cancelled(t, prev);
+    }
+}
+
+/// Runs every part of `t`'s routine `r` on this thread, recording nothing.
+#[inline(always)]
+fn call_plain(th: Thread, r: Routine, t: &'static Task) {
+    let kt = t.kmp();
+    // SAFETY: the routine and task come from the compiler's alloc; the routine takes
+    // (gtid, task).
+    unsafe { r(th.gtid(), kt) };
+    // An untied task's next parts, re-submitted to run here (`rerun_here`): clang's
+    // untied tasks re-submit themselves at least once, so this is no cold path.
+    // A cancellation meanwhile does not stop them: the task has started, and a started
+    // task runs to its end or to a cancellation point of its own (its scheduling points,
+    // where clang splits it, are none).
+    if !th.task_state().rerun().is_null() {
+        while take_rerun(th, t) {
+            // SAFETY: as above.
+            unsafe { r(th.gtid(), kt) };
+        }
+    }
+}
+
+/// [`call_routine`] with a recorder on: traced when one sees every event, else (the run-time
+/// checks alone) run plainly, and the checks told of the body's end when a task may hold a
+/// lock it set (they look for one).
+#[cold]
+#[inline(never)]
+fn call_watched(th: Thread, r: Routine, t: &'static Task, trace: Option<u32>, prev: *const Task) {
+    if oxiomp_instrument::enabled() {
+        return call_traced(th, r, t, trace, prev);
+    }
+    call_plain(th, r, t);
+    if oxiomp_instrument::task_locks_held() {
+        super::tool::body_done(t, prev);
     }
 }
 

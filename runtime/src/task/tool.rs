@@ -101,7 +101,8 @@ pub(super) fn switched(prev: *const Task, t: &Task, yielding: bool) {
 #[inline(always)]
 pub(super) fn body_done(t: &Task, prev: *const Task) {
     if !std::ptr::eq(prev, t) && t.head.flags & flags::DETACHABLE == 0 {
-        oxiomp_instrument::tool(|| ToolEvent::TaskSchedule {
+        // Checked: the run-time checks look for locks the task still holds.
+        oxiomp_instrument::tool_checked(|| ToolEvent::TaskSchedule {
             prior: t as *const Task as usize,
             status: if group_cancelled(t) { task_status::CANCEL } else { task_status::COMPLETE },
             next: prev as usize,
@@ -133,7 +134,12 @@ pub(super) fn cancelled(t: &Task, prev: *const Task) {
 #[inline(always)]
 pub(super) fn detach_body_done(t: &Task, fulfilled: bool, next: *const Task) {
     let status = if fulfilled { task_status::COMPLETE } else { task_status::DETACH };
-    schedule(t, status, next);
+    // Checked, as in `body_done`.
+    oxiomp_instrument::tool_checked(|| ToolEvent::TaskSchedule {
+        prior: t as *const Task as usize,
+        status,
+        next: next as usize,
+    });
 }
 
 /// The event of detachable task `t` is fulfilled: before its body ended (`early`), or after

@@ -95,7 +95,13 @@ impl Doacross {
         if posted() {
             return;
         }
+        if oxiomp_instrument::enabled() {
+            self.tell_wait(vec, true);
+        }
         self.sleep.wait_until(&posted);
+        if oxiomp_instrument::enabled() {
+            self.tell_wait(vec, false);
+        }
     }
 }
 
@@ -114,6 +120,28 @@ impl Doacross {
         });
     }
 }
+
+impl Doacross {
+    /// Tells the recorders that the calling thread begins (`waiting`) or ends waiting for
+    /// iteration `vec`, inside the space (the first [`MAX_TOLD`] dimensions).
+    #[cold]
+    fn tell_wait(&self, vec: &[i64], waiting: bool) {
+        let mut iters = [0u64; MAX_TOLD];
+        let n = self.dims.len().min(MAX_TOLD);
+        for ((it, &(lo, st, _)), &v) in iters.iter_mut().zip(&self.dims).zip(vec) {
+            // Inside the space: each offset from `lo` is a whole number of steps, at least 0.
+            *it = ((v - lo) / st) as u64;
+        }
+        oxiomp_instrument::tool(|| ToolEvent::DoacrossWait {
+            waiting,
+            iters: iters.as_ptr() as usize,
+            n: n as u32,
+        });
+    }
+}
+
+/// The most dimensions of an iteration a doacross wait tells.
+pub const MAX_TOLD: usize = 4;
 
 #[cfg(test)]
 mod tests {
