@@ -55,7 +55,8 @@ pub extern "C" fn __kmpc_omp_task_alloc(
     if cfg!(debug_assertions) {
         Thread::from_gtid(gtid);
     }
-    task::alloc(flags as u32, sizeof_task, sizeof_shareds, entry, loc as usize)
+    // The compiler's 16 bits only (the runtime's own are not the program's to set).
+    task::alloc(flags as u32 & 0xffff, sizeof_task, sizeof_shareds, entry, loc as usize)
 }
 
 /// `target nowait` (and `target depend`) on the host: a task the hidden helper threads run
@@ -72,7 +73,8 @@ pub extern "C" fn __kmpc_omp_target_task_alloc(
 ) -> *mut KmpTask {
     match oxiomp_runtime::hidden::team() {
         Some(team) => {
-            task::alloc_hidden(flags as u32, sizeof_task, sizeof_shareds, entry, loc as usize, team)
+            let flags = flags as u32 & 0xffff;
+            task::alloc_hidden(flags, sizeof_task, sizeof_shareds, entry, loc as usize, team)
         }
         None => __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_task, sizeof_shareds, entry),
     }

@@ -280,7 +280,7 @@ fn task_ends(task: usize) {
         let Some(&Held { lock, .. }) = f.held.iter().find(|h| h.task == task) else { return };
         // SAFETY: the event names the task whose body just returned on this thread; its
         // descriptor is freed only after the event is dispatched.
-        let routine = crate::gomp::program_routine(unsafe { &*(task as *const oxiomp_runtime::task::Task) });
+        let routine = unsafe { (*(task as *const oxiomp_runtime::task::Task)).routine_addr() };
         let at = code_name(routine, Code::Entry)
             .unwrap_or_else(|| "an unknown location (build with -g for file and line)".to_string());
         let text = format!(

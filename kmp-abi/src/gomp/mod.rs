@@ -19,8 +19,6 @@ mod split;
 mod sync;
 mod tasks;
 
-pub(crate) use tasks::program_routine;
-
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, Ordering};
 

@@ -33,6 +33,9 @@ struct GompTask {
     args_off: usize,
 }
 
+// `CALLS_NEXT_WORD`: the function is the word right after the `kmp_task_t`.
+const _: () = assert!(std::mem::offset_of!(GompTask, func) == std::mem::size_of::<KmpTask>());
+
 impl GompTask {
     /// The task's data block.
     ///
@@ -53,19 +56,6 @@ unsafe extern "C" fn run_gomp_task(_gtid: i32, kt: *mut KmpTask) -> i32 {
     0
 }
 
-/// The program's code explicit task `t` runs: its routine, or for a gcc task the function
-/// `GOMP_task` was given (0: none known).
-pub(crate) fn program_routine(t: &Task) -> usize {
-    let routine = t.routine_addr();
-    if routine != run_gomp_task as *const () as usize {
-        return routine;
-    }
-    let g = t.kmp() as *const GompTask;
-    // SAFETY: a task whose routine is `run_gomp_task` was made by `alloc_gomp`, as a
-    // `GompTask` whose function was written before the task was handed to the runtime.
-    unsafe { (*g).func as usize }
-}
-
 /// Allocates a task of `kflags` running `func` on a data block of `size` bytes aligned to
 /// `align`, after a header of `head` bytes (a `GompTask` or a structure beginning with one);
 /// returns the task and its (uninitialised) data block.
@@ -76,6 +66,8 @@ fn alloc_gomp(
     size: usize,
     align: usize,
 ) -> (*mut KmpTask, *mut c_void) {
+    // The function follows the `kmp_task_t` (`GompTask`): reports name it, not the trampoline.
+    let kflags = kflags | task::descriptor::flags::CALLS_NEXT_WORD;
     let kt = task::alloc(kflags, head + size + align, 0, Some(run_gomp_task), 0);
     // SAFETY: the task was allocated with room for the header and `size` bytes aligned to
     // `align` after it; it is not shared yet.

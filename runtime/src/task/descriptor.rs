@@ -70,6 +70,10 @@ pub mod flags {
     /// The runtime's own bit (above the compiler's 16): a taskloop chunk whose bounds lie in
     /// the `KmpTaskloop` header, told to a tool as a chunk when it starts.
     pub const TASKLOOP_CHUNK: u32 = 0x1_0000;
+    /// The runtime's own bit: the routine is a trampoline (a gcc task's) that calls the
+    /// program's function whose address is the word right after the `kmp_task_t`, which
+    /// [`Task::routine_addr`](super::Task::routine_addr) names instead.
+    pub const CALLS_NEXT_WORD: u32 = 0x2_0000;
 }
 
 /// The bits of `Task::is_final`.
@@ -541,10 +545,16 @@ impl Task {
         (self as *const Task as *mut u8).wrapping_add(HEADER) as *mut KmpTask
     }
 
-    /// The address of an explicit task's routine (0 for other tasks), for a report.
+    /// The address of the program's code an explicit task runs (0 for other tasks), for a
+    /// report: its routine, or the function its trampoline calls ([`flags::CALLS_NEXT_WORD`]).
     pub fn routine_addr(&self) -> usize {
         if self.head.kind != Kind::Explicit {
             return 0;
+        }
+        if self.head.flags & flags::CALLS_NEXT_WORD != 0 {
+            // SAFETY: a task with this flag was allocated with the function's address in the
+            // word after its `kmp_task_t`, written before the task was handed to the runtime.
+            return unsafe { *(self.kmp().add(1) as *const usize) };
         }
         // SAFETY: an explicit task's block holds its `kmp_task_t` after the header, whose
         // routine clang wrote before the task was handed to the runtime.
@@ -774,7 +784,8 @@ unsafe fn init_with(block: Block, n: NewTask, rested: bool) -> &'static Task {
     let proxy = if n.flags & flags::PROXY != 0 { flags::DETACHABLE } else { 0 };
     let head = ChildHead {
         team: n.team,
-        flags: (n.flags & 0xffff) | proxy,
+        // The compiler's 16 bits, and the one runtime bit a task is allocated with.
+        flags: (n.flags & (0xffff | flags::CALLS_NEXT_WORD)) | proxy,
         id: n.id,
         // At most `u32::MAX`: `alloc` refuses more, and `try_alloc` serves small blocks only.
         size: size as u32,
