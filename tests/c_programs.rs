@@ -352,6 +352,7 @@ c_tests! {
     nested,
     nested_default,
     nested_list,
+    nowait_far_ahead,
     num_threads_list,
     ompt_frames,
     ompt_frames_serialized,

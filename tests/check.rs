@@ -223,6 +223,18 @@ fn a_loop_with_other_bounds() {
     check_mistake("bounds", |n| e.messages(n));
 }
 
+/// The other threads are 30 constructs ahead of the deviant when it skips one: their records
+/// went through the slow path of the team's ring of arrivals.
+#[test]
+fn a_loop_skipped_far_behind_the_others() {
+    let e = Expect {
+        deviant: "'for' at far_ahead.c:19:1 (0..130 step 1, schedule static)",
+        others: "'for' at far_ahead.c:19:1 (0..129 step 1, schedule static)",
+        differs: ": the loop bounds differ",
+    };
+    check_mistake("far_ahead", |n| e.messages(n));
+}
+
 #[test]
 fn a_barrier_one_thread_skips() {
     let e = Expect {

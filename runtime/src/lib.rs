@@ -6,8 +6,8 @@
 //!
 //! Under `--cfg loom` only the concurrency cores (`sync`: the wait protocol, the task pool's
 //! sleep, task retirement, the dependence release, the remote stack of freed task blocks, the
-//! nonmonotonic loops' chunk blocks, the loop slots' gate, the futex mutex under the locks;
-//! and `barrier`) are built, for the model checker.
+//! nonmonotonic loops' chunk blocks, the loop slots' gate, the futex mutex under the locks,
+//! the checks' ring of arrivals; and `barrier`) are built, for the model checker.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -62,6 +62,8 @@ pub mod worksharing;
 pub use registry::Runtime;
 #[cfg(not(loom))]
 pub use sync::WaitPolicy;
+#[cfg(not(loom))]
+pub use sync::arrival_ring::{Arrival, ArrivalRing};
 #[cfg(not(loom))]
 pub use team::{
     ForkRequest, Job, Outlined, Team, fork, fork_close, fork_open, fork_teams, parallel, serialized_begin,

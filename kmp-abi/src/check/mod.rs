@@ -16,9 +16,9 @@
 mod describe;
 mod records;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use oxiomp_instrument::{
     Event, Meet, MeetKind, MutexOp, Recorder, ToolEvent, Worksharing, cancel_flags, mutex_kind, task_flags,
@@ -31,23 +31,25 @@ use records::{Mismatch, Records};
 
 use crate::symbolize::{Code, code_name};
 
-/// The checks' state of one team (one per team descriptor, reset at each of its regions).
-#[derive(Default)]
-struct TeamCheck {
-    records: Mutex<Records>,
-}
+/// The checks' state of one team (one per team descriptor, begun afresh at each of its
+/// regions).
+type TeamCheck = Records;
 
-/// Every team seen, by descriptor address. A team's entry is reset when its next region
-/// begins (all threads of the last one have left it: the join waited for them).
-static TEAMS: Mutex<BTreeMap<usize, Arc<TeamCheck>>> = Mutex::new(BTreeMap::new());
+/// Every team seen, by descriptor address, never freed (a team descriptor is reused region
+/// after region). A team's entry begins afresh when its next region begins (all threads of
+/// the last one have left it: the join waited for them).
+static TEAMS: Mutex<BTreeMap<usize, &'static TeamCheck>> = Mutex::new(BTreeMap::new());
 
 /// What the checks do on a mistake.
 static MODE: OnceLock<CheckMode> = OnceLock::new();
 
 /// A region the calling thread is a member of, innermost last.
 struct Frame {
-    team: Arc<TeamCheck>,
+    team: &'static TeamCheck,
+    /// The region's generation in the team's records.
+    generation: u64,
     tid: u32,
+    nthreads: u32,
     /// Constructs met so far in the region.
     seq: u64,
     /// The worksharing construct the thread is in, in this team.
@@ -74,7 +76,7 @@ thread_local! {
     static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
     /// The team this thread looked up last (a hot team is met region after region): found
     /// again without the lock of `TEAMS`.
-    static LAST_TEAM: RefCell<Option<(usize, Arc<TeamCheck>)>> = const { RefCell::new(None) };
+    static LAST_TEAM: Cell<Option<(usize, &'static TeamCheck)>> = const { Cell::new(None) };
 }
 
 /// Installs the checks if `OXIOMP_CHECK` asks for them.
@@ -119,7 +121,9 @@ impl Recorder for Checker {
                     if flags & (cancel_flags::PARALLEL | cancel_flags::LOOP | cancel_flags::SECTIONS)
                         != 0 =>
                 {
-                    with_frame(|f| lock(&f.team.records).stopped = true)
+                    with_frame(|f| {
+                        f.team.stop();
+                    })
                 }
                 _ => {}
             }
@@ -131,20 +135,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The checks' state of `team` (entries are never removed, so a cached one stays right).
-fn team_check(team: usize) -> Arc<TeamCheck> {
-    let cached = LAST_TEAM
-        .try_with(|last| match &*last.borrow() {
-            Some((t, c)) if *t == team => Some(c.clone()),
-            _ => None,
-        })
-        .ok()
-        .flatten();
-    cached.unwrap_or_else(|| {
-        let c = lock(&TEAMS).entry(team).or_default().clone();
-        let _ = LAST_TEAM.try_with(|last| *last.borrow_mut() = Some((team, c.clone())));
-        c
-    })
+/// The checks' state of `team`.
+fn team_check(team: usize) -> &'static TeamCheck {
+    let cached = LAST_TEAM.try_with(|last| last.get().filter(|(t, _)| *t == team)).ok().flatten();
+    if let Some((_, c)) = cached {
+        return c;
+    }
+    let c = *lock(&TEAMS).entry(team).or_insert_with(|| Box::leak(Box::default()));
+    let _ = LAST_TEAM.try_with(|last| last.set(Some((team, c))));
+    c
 }
 
 /// Runs `f` on the calling thread's innermost region, if it is in one.
@@ -200,7 +199,7 @@ fn released(lock: usize) {
 
 /// A team's region begins (on its primary thread, before any member runs).
 fn region_begins(team: usize) {
-    lock(&team_check(team).records).reset();
+    team_check(team).begin();
 }
 
 /// Thread `tid` of a team of `size` begins its part of the team's region.
@@ -209,10 +208,19 @@ fn member_begins(team: usize, tid: u32, size: u32) {
     // every member has left the region.
     let region = unsafe { (*(team as *const oxiomp_runtime::Team)).entry };
     let team = team_check(team);
-    lock(&team.records).nthreads = size;
+    let generation = team.generation();
     let _ = FRAMES.try_with(|frames| {
         if let Ok(mut frames) = frames.try_borrow_mut() {
-            frames.push(Frame { team, tid, seq: 0, open: None, region, held: Vec::new() });
+            frames.push(Frame {
+                team,
+                generation,
+                tid,
+                nthreads: size,
+                seq: 0,
+                open: None,
+                region,
+                held: Vec::new(),
+            });
         }
     });
 }
@@ -236,13 +244,13 @@ fn arrive(meet: Meet) {
                     describe(&meet, place()),
                     describe(&outer, outer_place)
                 );
-                report(&f.team, text);
+                report(f.team, text);
             }
             if meet.kind != MeetKind::Single {
                 f.open = Some((meet, place()));
             }
         }
-        let mismatch = lock(&f.team.records).arrive(f.tid, f.seq, meet, place);
+        let mismatch = f.team.arrive(f.generation, (f.tid, f.nthreads), f.seq, meet, place);
         f.seq += 1;
         if let Some(Mismatch { record, differs }) = mismatch {
             let text = format!(
@@ -253,7 +261,7 @@ fn arrive(meet: Meet) {
                 describe(&record.meet, record.place),
                 differs.map(|d| format!(": {d}")).unwrap_or_default()
             );
-            report(&f.team, text);
+            report(f.team, text);
         }
         if meet.kind == MeetKind::RegionEnd {
             if let Some(&Held { lock, .. }) = f.held.first() {
@@ -263,7 +271,7 @@ fn arrive(meet: Meet) {
                     f.tid,
                     describe(&meet, place())
                 );
-                report(&f.team, text);
+                report(f.team, text);
             }
             if let Some(f) = frames.pop() {
                 for _ in f.held.iter().filter(|h| h.explicit) {
@@ -294,7 +302,7 @@ fn task_ends(task: usize) {
             }
             h.task != task
         });
-        report(&f.team, text);
+        report(f.team, text);
     });
 }
 
@@ -319,7 +327,7 @@ fn ordered(meet: Meet) {
             }
             None => format!("thread {} reached {here} outside a worksharing loop", f.tid),
         };
-        report(&f.team, text);
+        report(f.team, text);
     });
 }
 
@@ -327,11 +335,9 @@ fn ordered(meet: Meet) {
 /// region is checked no further.
 #[cold]
 fn report(team: &TeamCheck, text: String) {
-    let mut records = lock(&team.records);
-    if records.stopped {
+    if !team.stop() {
         return;
     }
-    records.stopped = true;
     if MODE.get() == Some(&CheckMode::Warn) {
         oxiomp_runtime::stderr_line(format_args!("oxiomp: check: {text}"));
         return;

@@ -1,6 +1,7 @@
 //! Synchronisation building blocks. Every atomic in the runtime comes in through [`atomic`], so
 //! that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked types for the concurrency cores.
 
+pub(crate) mod arrival_ring;
 pub(crate) mod atomic;
 pub(crate) mod chunk_blocks;
 #[cfg(not(loom))]
