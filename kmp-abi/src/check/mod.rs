@@ -31,21 +31,17 @@ use records::{Mismatch, Records};
 
 use crate::symbolize::{Code, code_name};
 
-/// The checks' state of one team (one per team descriptor, begun afresh at each of its
-/// regions).
-type TeamCheck = Records;
-
-/// Every team seen, by descriptor address, never freed (a team descriptor is reused region
+/// Every team's records, by descriptor address, never freed (a team descriptor is reused region
 /// after region). A team's entry begins afresh when its next region begins (all threads of
 /// the last one have left it: the join waited for them).
-static TEAMS: Mutex<BTreeMap<usize, &'static TeamCheck>> = Mutex::new(BTreeMap::new());
+static TEAMS: Mutex<BTreeMap<usize, &'static Records>> = Mutex::new(BTreeMap::new());
 
 /// What the checks do on a mistake.
 static MODE: OnceLock<CheckMode> = OnceLock::new();
 
 /// A region the calling thread is a member of, innermost last.
 struct Frame {
-    team: &'static TeamCheck,
+    team: &'static Records,
     /// The region's generation in the team's records.
     generation: u64,
     tid: u32,
@@ -76,7 +72,7 @@ thread_local! {
     static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
     /// The team this thread looked up last (a hot team is met region after region): found
     /// again without the lock of `TEAMS`.
-    static LAST_TEAM: Cell<Option<(usize, &'static TeamCheck)>> = const { Cell::new(None) };
+    static LAST_TEAM: Cell<Option<(usize, &'static Records)>> = const { Cell::new(None) };
 }
 
 /// Installs the checks if `OXIOMP_CHECK` asks for them.
@@ -135,8 +131,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The checks' state of `team`.
-fn team_check(team: usize) -> &'static TeamCheck {
+/// The records of `team`.
+fn team_check(team: usize) -> &'static Records {
     let cached = LAST_TEAM.try_with(|last| last.get().filter(|(t, _)| *t == team)).ok().flatten();
     if let Some((_, c)) = cached {
         return c;
@@ -334,7 +330,7 @@ fn ordered(meet: Meet) {
 /// Reports a mistake in `team`'s region: one line; then the program aborts, or (`warn`) the
 /// region is checked no further.
 #[cold]
-fn report(team: &TeamCheck, text: String) {
+fn report(team: &Records, text: String) {
     if !team.stop() {
         return;
     }

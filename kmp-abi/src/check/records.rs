@@ -83,9 +83,6 @@ pub(super) struct Records {
     ring: ArrivalRing<WORDS>,
 }
 
-/// The most threads a team's records follow.
-pub(super) const MAX_THREADS: u32 = ArrivalRing::<WORDS>::MAX_THREADS;
-
 impl Records {
     /// A region of the team begins (on its primary thread, before any member runs): returns
     /// its generation, which the members pass to [`Records::arrive`].
@@ -119,7 +116,7 @@ impl Records {
         meet: Meet,
         place: impl FnOnce() -> Place,
     ) -> Option<Mismatch> {
-        if nthreads <= 1 || nthreads > MAX_THREADS || self.stopped() {
+        if nthreads <= 1 || nthreads > ArrivalRing::<WORDS>::MAX_THREADS || self.stopped() {
             return None;
         }
         let mine = || Record { meet, place: place(), first: tid }.words();
