@@ -210,15 +210,19 @@ fn run_c_test(name: &str) {
                 let _ = std::fs::remove_dir_all(t);
                 cmd.env("OMP_OVNI", "1").env("OVNI_TRACEDIR", t);
             }
-            let mut out = cmd.output().expect("run test program");
+            let (mut out, mut left) = common::output_reaping(cmd);
             let what = format!("{name} on {rt:?} with OMP_NUM_THREADS={}", n.as_deref().unwrap_or("(unset)"));
-            if rt == Runtime::Reference && !out.status.success() {
+            if rt == Runtime::Reference && (!out.status.success() || left) {
                 // Debian's libomp 19 hung once in several hundred task_stress runs (under the
                 // suite's load), and once let its region end with a task unfinished; the
                 // reference only validates the test, so it gets one retry (a test that is
                 // wrong fails both). Our library never does.
                 eprintln!("note: {what}: the reference runtime failed; running it again");
-                out = command(&exe, &d, n.as_deref(), rt, false).output().expect("run test program");
+                (out, left) = common::output_reaping(command(&exe, &d, n.as_deref(), rt, false));
+            }
+            if left {
+                failures
+                    .push(format!("{what}: processes it started were still running after it ended (killed)"));
             }
             judge(&what, &out, trace_dir.as_deref(), &d, rt != Runtime::Reference, &mut failures);
         }
@@ -329,6 +333,7 @@ c_tests! {
     for_static,
     fork_call_if,
     fork_child,
+    fork_busy_teams,
     fork_in_region,
     fork_locks,
     hidden_helper_affinity,
@@ -448,6 +453,23 @@ fn every_c_program_is_listed() {
         }
     }
     assert!(missing.is_empty(), "tests/c programs not in the c_tests! list: {missing:?}");
+}
+
+/// A run whose program leaves a process behind (here a shell's background `sleep`) ends when
+/// the program does, and says so: the process left would otherwise hold the output pipes open.
+#[test]
+fn a_process_left_running_is_reported_and_killed() {
+    let mut c = Command::new("sh");
+    c.args(["-c", "sleep 300 & echo started"]);
+    let (out, left) = common::output_reaping(c);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "started\n");
+    assert!(left, "the background sleep was not seen");
+    let mut c = Command::new("sh");
+    c.args(["-c", "sleep 0.01 & wait; echo done"]);
+    let (out, left) = common::output_reaping(c);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "done\n");
+    assert!(!left, "a program that waited for its child left nothing");
 }
 
 #[test]

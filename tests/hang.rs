@@ -10,6 +10,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -42,7 +43,13 @@ impl Running {
         for (k, v) in env {
             c.env(k, v);
         }
-        let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run the program");
+        // A group of its own: a child it forks is killed with it.
+        let mut child = c
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run the program");
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -69,7 +76,8 @@ impl Running {
                     }
                 }
                 Err(_) => {
-                    let _ = self.child.kill();
+                    // SAFETY: as in `kill`.
+                    unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
                     panic!("no verdict; the program printed:\n{}", self.seen.join("\n"));
                 }
             }
@@ -97,9 +105,10 @@ impl Running {
         panic!("the program never caught SIGQUIT");
     }
 
-    /// Kills the program (it hangs) and reaps it.
+    /// Kills the program (it hangs) and what it forked, and reaps it.
     fn kill(mut self) {
-        let _ = self.child.kill();
+        // SAFETY: signals the process group our child leads (it has not been waited for).
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
         let _ = self.child.wait();
     }
 }
@@ -161,6 +170,33 @@ fn a_barrier_one_thread_never_reaches() {
             v.starts_with(&format!("'barrier' {at}")) && v.ends_with(&tail)
         };
         (!ok).then(|| format!("verdict {v:?}"))
+    });
+}
+
+/// A child process forked inside a region hangs at a barrier: its own watchdog reports its
+/// wait (the parent's threads, waiting at their own barrier when it forked, are not in the
+/// child), while the parent ends.
+#[test]
+fn a_barrier_in_a_forked_child() {
+    each_run("fork_child", |_, debug, program, report| {
+        let at =
+            if debug { "at fork_child.c:14:1".to_string() } else { format!("in the region of {program}+0x") };
+        let expect_wait = format!("in 'barrier' {at}");
+        let there = ": 1 of the team's 2 threads are there";
+        let w = waits(report);
+        if w.len() != 1 || !w[0].starts_with(&expect_wait) || !w[0].ends_with(there) {
+            return Some(format!("expected the child's one thread waiting {expect_wait}…{there}"));
+        }
+        // The forking thread is in the child's region only (not still in the parent's team).
+        if !report
+            .iter()
+            .any(|l| l.starts_with("oxiomp: hang: gtid 0 (") && l.contains("): thread 0 of 2 in the region "))
+        {
+            return Some("expected gtid 0 as thread 0 of the child's team of 2, at level 1".into());
+        }
+        let v = verdict(report);
+        let tail = " cannot complete: thread 1 of its team has left the region";
+        (!(v.starts_with(&format!("'barrier' {at}")) && v.ends_with(tail))).then(|| format!("verdict {v:?}"))
     });
 }
 

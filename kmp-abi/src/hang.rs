@@ -12,6 +12,7 @@
 
 use std::ffi::c_int;
 use std::fmt::{self, Write};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -46,18 +47,41 @@ pub(crate) fn start() {
             KEPT.store(true, Ordering::Relaxed);
             if let HangWatch::After(limit) = watch {
                 let abort = g.check == CheckMode::Abort;
-                let spawned = std::thread::Builder::new()
-                    .name("oxiomp-hang".into())
-                    .spawn(move || watchdog(limit, abort));
-                if let Err(e) = spawned {
-                    oxiomp_runtime::stderr_line(format_args!(
-                        "oxiomp: warning: OXIOMP_HANG_SECONDS: no watchdog thread ({e})"
-                    ));
+                if WATCHDOG.set((limit, abort)).is_ok() {
+                    spawn_watchdog(limit, abort);
+                    // SAFETY: registers a plain function pointer, run in the child of every
+                    // fork (after the runtime's own handler: registered later).
+                    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
                 }
             }
         }
     }
     install_sigquit();
+}
+
+/// The watchdog's limit and whether its report aborts, once it is started.
+static WATCHDOG: OnceLock<(Duration, bool)> = OnceLock::new();
+
+fn spawn_watchdog(limit: Duration, abort: bool) {
+    let spawned =
+        std::thread::Builder::new().name("oxiomp-hang".into()).spawn(move || watchdog(limit, abort));
+    if let Err(e) = spawned {
+        oxiomp_runtime::stderr_line(format_args!(
+            "oxiomp: warning: OXIOMP_HANG_SECONDS: no watchdog thread ({e})"
+        ));
+    }
+}
+
+/// `pthread_atfork` child handler: the child has no watchdog thread (only the forking thread
+/// goes on), and may hang on its own: it gets a watchdog of its own. The threads the parent
+/// had are not in its reports (the runtime forgot them: they have no system thread). A report
+/// the parent was writing is not the child's.
+extern "C" fn after_fork_in_child() {
+    // Relaxed: the only thread.
+    REPORTING.store(false, Ordering::Relaxed);
+    if let Some(&(limit, abort)) = WATCHDOG.get() {
+        spawn_watchdog(limit, abort);
+    }
 }
 
 /// Looks at the threads' waits every quarter of `limit` (from 10 ms to 1 s) and reports when

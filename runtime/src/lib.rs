@@ -65,6 +65,8 @@ pub use sync::WaitPolicy;
 #[cfg(not(loom))]
 pub use sync::arrival_ring::{Arrival, ArrivalRing};
 #[cfg(not(loom))]
+pub use sync::fork_lock::ForkLock;
+#[cfg(not(loom))]
 pub use team::{
     ForkRequest, Job, Outlined, Team, fork, fork_close, fork_open, fork_teams, parallel, serialized_begin,
     serialized_end,

@@ -639,8 +639,8 @@ impl ThreadDesc {
     /// thread, restarting): forgets all the thread left in the descriptor, without freeing
     /// any of it (see `forget_after_fork`: the thread may have been in the middle of changing
     /// it): its teams (hot, serialized, root), its whole per-thread state (but the task
-    /// numbers given out), the team it was helping, its cache's free lists. A new thread the
-    /// descriptor serves starts from scratch, with `icvs`.
+    /// numbers given out), the team it was helping, its cache's free lists, what the hang
+    /// watch kept of it. A new thread the descriptor serves starts from scratch, with `icvs`.
     pub(crate) fn forget_state_after_fork(&self, icvs: Icvs) {
         self.forget_after_fork();
         self.restart_state(icvs, false);
@@ -648,6 +648,7 @@ impl ThreadDesc {
         self.joined.help_team.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.joined.helping.store(false, Ordering::Relaxed);
         self.task_cache.forget_after_fork();
+        self.watch.forget_after_fork();
     }
 }
 

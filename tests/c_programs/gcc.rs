@@ -49,7 +49,7 @@ fn try_compile(name: &str, d: &Directives) -> Result<PathBuf, String> {
 fn skip_still_holds(name: &str, d: &Directives, reason: &str, threads: &[Option<String>]) {
     let Ok(exe) = try_compile(name, d) else { return };
     for n in threads {
-        let out = command(&exe, d, n.as_deref(), On::Libgomp, Some("30")).output().expect("run test program");
+        let (out, _) = crate::common::output_reaping(command(&exe, d, n.as_deref(), On::Libgomp, Some("30")));
         if !out.status.success() {
             return;
         }
@@ -148,11 +148,15 @@ pub(crate) fn run(name: &str) {
                 let _ = std::fs::remove_dir_all(t);
                 cmd.env("OMP_OVNI", "1").env("OVNI_TRACEDIR", t);
             }
-            let out = cmd.output().expect("run test program");
+            let (out, left) = crate::common::output_reaping(cmd);
             let what = format!(
                 "gcc-built {name} on {on:?} with OMP_NUM_THREADS={}",
                 n.as_deref().unwrap_or("(unset)")
             );
+            if left {
+                failures
+                    .push(format!("{what}: processes it started were still running after it ended (killed)"));
+            }
             crate::judge(&what, &out, trace_dir.as_deref(), &d, on != On::Libgomp, &mut failures);
         }
     }

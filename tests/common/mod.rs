@@ -133,3 +133,41 @@ pub fn ovniemu_rejects(dir: &Path) -> Option<String> {
         ))
     }
 }
+
+/// Runs `cmd` with its stdout and stderr captured, in a process group of its own, and once
+/// its own process has ended kills whatever else is left in that group (a child it forked
+/// and did not wait for: it would hold the pipes open, and reading them to their end would
+/// wait for it forever). Returns the output and whether anything was left running.
+pub fn output_reaping(mut cmd: Command) -> (std::process::Output, bool) {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run test program");
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = pipe.read_to_end(&mut v);
+            v
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().expect("stdout piped")));
+    let stderr = read(Box::new(child.stderr.take().expect("stderr piped")));
+    let status = child.wait().expect("wait for test program");
+    let group = -(child.id() as libc::pid_t);
+    // SAFETY: signals the process group the child led (its id is the group's): signal 0
+    // only asks whether any member is left, SIGKILL ends them.
+    let left = unsafe { libc::kill(group, 0) } == 0;
+    if left {
+        // SAFETY: as above.
+        unsafe { libc::kill(group, libc::SIGKILL) };
+    }
+    let stdout = stdout.join().expect("stdout reader");
+    let stderr = stderr.join().expect("stderr reader");
+    (std::process::Output { status, stdout, stderr }, left)
+}

@@ -18,12 +18,13 @@ mod records;
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use oxiomp_instrument::{
     Event, Meet, MeetKind, MutexOp, Recorder, ToolEvent, Worksharing, cancel_flags, mutex_kind, task_flags,
     task_status,
 };
+use oxiomp_runtime::ForkLock;
 use oxiomp_runtime::icv::CheckMode;
 
 use describe::{Place, describe, ident_known, is_ordered};
@@ -33,8 +34,9 @@ use crate::symbolize::{Code, code_name};
 
 /// Every team's records, by descriptor address, never freed (a team descriptor is reused region
 /// after region). A team's entry begins afresh when its next region begins (all threads of
-/// the last one have left it: the join waited for them).
-static TEAMS: Mutex<BTreeMap<usize, &'static Records>> = Mutex::new(BTreeMap::new());
+/// the last one have left it: the join waited for them). A [`ForkLock`]: a thread may hold it
+/// when another forks, and the child must find it free (see [`after_fork_in_child`]).
+static TEAMS: ForkLock<BTreeMap<usize, &'static Records>> = ForkLock::new(BTreeMap::new());
 
 /// What the checks do on a mistake.
 static MODE: OnceLock<CheckMode> = OnceLock::new();
@@ -83,6 +85,46 @@ pub(crate) fn start() {
     }
     static CHECKER: Checker = Checker;
     oxiomp_instrument::install_checker(&CHECKER);
+    register_fork_handlers();
+}
+
+/// Registers the fork handlers of the checks' shared state (once: `MODE` is set once).
+fn register_fork_handlers() {
+    // SAFETY: registers plain function pointers, run around every fork.
+    unsafe { libc::pthread_atfork(Some(before_fork), Some(after_fork_in_parent), Some(after_fork_in_child)) };
+}
+
+/// `pthread_atfork` prepare handler: holds the teams' map across the fork, so that the child
+/// gets it whole and free.
+extern "C" fn before_fork() {
+    TEAMS.hold_for_fork();
+}
+
+/// `pthread_atfork` parent handler: lets the map go.
+extern "C" fn after_fork_in_parent() {
+    // SAFETY: `before_fork` took it on this thread for this fork.
+    unsafe { TEAMS.release_held() };
+}
+
+/// `pthread_atfork` child handler. The child's one thread starts afresh at level 0 (the
+/// runtime forgets every team the parent's threads were in), so the checks forget them too:
+/// the teams' records (whose rings and maps other threads of the parent may have been in the
+/// middle of changing: left as they are, never freed) and this thread's frames. Constructs of
+/// a region the child finishes from the parent's are not checked (it has no frame there).
+extern "C" fn after_fork_in_child() {
+    let mut teams = {
+        // SAFETY: as in `after_fork_in_parent`.
+        unsafe { TEAMS.release_held() };
+        TEAMS.lock()
+    };
+    teams.clear();
+    drop(teams);
+    let _ = LAST_TEAM.try_with(|last| last.set(None));
+    let _ = FRAMES.try_with(|frames| {
+        if let Ok(mut frames) = frames.try_borrow_mut() {
+            frames.clear();
+        }
+    });
 }
 
 struct Checker;
@@ -127,17 +169,13 @@ impl Recorder for Checker {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// The records of `team`.
 fn team_check(team: usize) -> &'static Records {
     let cached = LAST_TEAM.try_with(|last| last.get().filter(|(t, _)| *t == team)).ok().flatten();
     if let Some((_, c)) = cached {
         return c;
     }
-    let c = *lock(&TEAMS).entry(team).or_insert_with(|| Box::leak(Box::default()));
+    let c = *TEAMS.lock().entry(team).or_insert_with(|| Box::leak(Box::default()));
     let _ = LAST_TEAM.try_with(|last| last.set(Some((team, c))));
     c
 }
@@ -340,4 +378,70 @@ fn report(team: &Records, text: String) {
     }
     oxiomp_runtime::stderr_line(format_args!("oxiomp: check: {text}; aborting (OXIOMP_CHECK=1)"));
     std::process::abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// Waits up to 20 seconds for child `pid`; its exit status, or `None` if it was still
+    /// running (it is then killed).
+    fn wait_child(pid: libc::pid_t) -> Option<i32> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut status = 0;
+        while Instant::now() < deadline {
+            // SAFETY: waits for our own child, writing its status into a local.
+            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if r == pid {
+                return Some(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SAFETY: kills and reaps our own child.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, &mut status, 0);
+        }
+        None
+    }
+
+    /// A fork while another thread holds the teams' map: the prepare handler waits for it, so
+    /// the child finds the map free and can look teams up (with the lock left held, the
+    /// child's first lookup would wait forever for a thread it does not have).
+    #[test]
+    fn a_fork_while_another_thread_holds_the_teams_map_leaves_the_child_a_free_map() {
+        register_fork_handlers();
+        let known = team_check(0x1000) as *const Records as usize;
+        let (held, holding) = mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            let g = TEAMS.lock();
+            held.send(()).unwrap();
+            // Long enough for the fork below to begin while the map is held.
+            std::thread::sleep(Duration::from_millis(200));
+            drop(g);
+        });
+        holding.recv().unwrap();
+        // SAFETY: the child only looks teams up (allocating: glibc's malloc is fork-safe) and
+        // leaves with `_exit`.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // Another team first: a lookup the thread's last-team cache cannot answer.
+            let other = team_check(0x2000) as *const Records as usize;
+            let fresh = team_check(0x1000) as *const Records as usize;
+            let again = team_check(0x1000) as *const Records as usize;
+            let (fresh, again) = (fresh != known && fresh != other, again == fresh);
+            // SAFETY: ends the child without running the test harness's exit path.
+            unsafe { libc::_exit(if fresh && again { 0 } else { 1 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        holder.join().unwrap();
+        assert_eq!(
+            wait_child(pid),
+            Some(0),
+            "the child hung on the teams' map, or kept the parent's records of a team"
+        );
+        assert_eq!(team_check(0x1000) as *const Records as usize, known, "the parent keeps its records");
+    }
 }

@@ -178,6 +178,12 @@ impl Watch {
 
     // The writer's side: called on the thread itself only.
 
+    /// In the child of a fork (its one thread runs this, for every descriptor): what the
+    /// parent's threads were in and waited for is not the child's.
+    pub(crate) fn forget_after_fork(&self) {
+        self.reset();
+    }
+
     pub(super) fn reset(&self) {
         self.depth.store(0, Relaxed);
         self.nlevels.store(0, Release);

@@ -1,5 +1,5 @@
-//! A small lock for the runtime's process-wide lists (the worker pool, the retired
-//! descriptors) that survives `fork`: the `pthread_atfork` prepare handler takes it, so that
+//! A small lock for process-wide lists (the runtime's worker pool and retired descriptors,
+//! the checks' teams) that survives `fork`: the `pthread_atfork` prepare handler takes it, so that
 //! in the child the list is whole and the lock, held by the one thread left, is simply let go.
 //! A lock whose waiters park through a process-wide table (parking_lot) could be left locked
 //! or half-updated by a thread that does not exist in the child.
@@ -12,7 +12,7 @@ use std::ops::{Deref, DerefMut};
 
 use crate::sync::atomic::{AtomicBool, Ordering};
 
-pub(crate) struct ForkLock<T> {
+pub struct ForkLock<T> {
     locked: AtomicBool,
     data: UnsafeCell<T>,
 }
@@ -20,16 +20,16 @@ pub(crate) struct ForkLock<T> {
 // SAFETY: the data is reached only through a guard, which exists for one holder at a time.
 unsafe impl<T: Send> Sync for ForkLock<T> {}
 
-pub(crate) struct Guard<'a, T> {
+pub struct Guard<'a, T> {
     lock: &'a ForkLock<T>,
 }
 
 impl<T> ForkLock<T> {
-    pub(crate) const fn new(v: T) -> Self {
+    pub const fn new(v: T) -> Self {
         ForkLock { locked: AtomicBool::new(false), data: UnsafeCell::new(v) }
     }
 
-    pub(crate) fn lock(&self) -> Guard<'_, T> {
+    pub fn lock(&self) -> Guard<'_, T> {
         let mut spins = 0u32;
         // Acquire: pairs with the Release in `Guard::drop`: the previous holder's writes to
         // the data are visible.
@@ -46,7 +46,7 @@ impl<T> ForkLock<T> {
 
     /// Takes the lock for a `fork` (prepare handler) and keeps it: [`ForkLock::release_held`]
     /// lets it go in both processes afterwards.
-    pub(crate) fn hold_for_fork(&self) {
+    pub fn hold_for_fork(&self) {
         std::mem::forget(self.lock());
     }
 
@@ -54,7 +54,7 @@ impl<T> ForkLock<T> {
     ///
     /// # Safety
     /// The calling thread took the lock with `hold_for_fork` and holds no guard of it.
-    pub(crate) unsafe fn release_held(&self) {
+    pub unsafe fn release_held(&self) {
         // Release: as in `Guard::drop`.
         self.locked.store(false, Ordering::Release);
     }
