@@ -1,6 +1,7 @@
 //! Compiles the C/asm shim: the variadic `__kmpc_fork_call` / `__kmpc_fork_teams` entries, the
 //! microtask invoker, the `__kmpc_atomic_*` entries (whose operand types Rust lacks), the weak
-//! `ompt_start_tool` (see `shim/ompt.c`) and libgomp's variadic `GOMP_doacross_*wait`.
+//! `ompt_start_tool` (see `shim/ompt.c`), libgomp's variadic `GOMP_doacross_*wait`, and the
+//! entries that note their caller for the run-time checks (`shim/caller.c`).
 //! Linked whole-archive so the entries stay in the library although no Rust code calls them.
 
 fn main() {
@@ -9,12 +10,14 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/atomic.c");
     println!("cargo:rerun-if-changed=shim/ompt.c");
     println!("cargo:rerun-if-changed=shim/gomp.c");
+    println!("cargo:rerun-if-changed=shim/caller.c");
     cc::Build::new()
         .file("shim/fork.c")
         .file("shim/invoke.S")
         .file("shim/atomic.c")
         .file("shim/ompt.c")
         .file("shim/gomp.c")
+        .file("shim/caller.c")
         .flag_if_supported("-fno-omit-frame-pointer")
         .cargo_metadata(false)
         .compile("oxiomp_shim");

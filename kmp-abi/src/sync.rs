@@ -9,8 +9,10 @@ use oxiomp_runtime::worksharing::{self as ws, ReduceFn};
 
 use crate::Ident;
 
+/// The body of `__kmpc_barrier` (entered through `shim/caller.c`, which notes the program's
+/// return address for the run-time checks).
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_barrier(loc: *const Ident, gtid: i32) {
+pub extern "C" fn oxiomp_kmpc_barrier(loc: *const Ident, gtid: i32) {
     oxiomp_instrument::meet(|| Meet::plain(MeetKind::Barrier, loc as usize));
     let th = Thread::from_gtid(gtid);
     let _entered = crate::ompt::frame::enter(th);
@@ -23,9 +25,10 @@ pub extern "C" fn __kmpc_flush(_loc: *const Ident) {
     oxiomp_instrument::tool(|| ToolEvent::Flush);
 }
 
-/// `single`: 1 for the one thread that executes the block.
+/// `single`: 1 for the one thread that executes the block. The body of `__kmpc_single`
+/// (`shim/caller.c`).
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_single(loc: *const Ident, gtid: i32) -> i32 {
+pub extern "C" fn oxiomp_kmpc_single(loc: *const Ident, gtid: i32) -> i32 {
     oxiomp_instrument::meet(|| Meet::plain(MeetKind::Single, loc as usize));
     let won = oxiomp_runtime::team::single(Thread::from_gtid(gtid));
     if won {

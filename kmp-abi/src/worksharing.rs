@@ -20,8 +20,13 @@ macro_rules! store_chunk {
     }};
 }
 
+/// The static and dispatch loop inits, `single`, `ordered` and the barrier are entered through
+/// `shim/caller.c`, which notes the program's return address for the run-time checks, then
+/// calls the body here, named `oxiomp_kmpc_...` for `__kmpc_...`.
 macro_rules! static_init {
     ($name:ident, $t:ty, $st:ty) => {
+        /// The body of the `__kmpc_` entry of the same name (`shim/caller.c`).
+        ///
         /// # Safety
         /// The out-pointers are valid, as clang passes them.
         #[unsafe(no_mangle)]
@@ -47,10 +52,10 @@ macro_rules! static_init {
     };
 }
 
-static_init!(__kmpc_for_static_init_4, i32, i32);
-static_init!(__kmpc_for_static_init_4u, u32, i32);
-static_init!(__kmpc_for_static_init_8, i64, i64);
-static_init!(__kmpc_for_static_init_8u, u64, i64);
+static_init!(oxiomp_kmpc_for_static_init_4, i32, i32);
+static_init!(oxiomp_kmpc_for_static_init_4u, u32, i32);
+static_init!(oxiomp_kmpc_for_static_init_8, i64, i64);
+static_init!(oxiomp_kmpc_for_static_init_8u, u64, i64);
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_for_static_fini(loc: *const Ident, gtid: i32) {
@@ -126,7 +131,8 @@ team_static_init!(__kmpc_team_static_init_8, i64, i64);
 team_static_init!(__kmpc_team_static_init_8u, u64, i64);
 
 macro_rules! dispatch {
-    ($init:ident, $next:ident, $fini:ident, $t:ty, $st:ty) => {
+    ($init:ident, $entry:literal, $next:ident, $fini:ident, $t:ty, $st:ty) => {
+        /// The body of `__kmpc_dispatch_init_*` (`shim/caller.c`).
         #[unsafe(no_mangle)]
         pub extern "C" fn $init(
             loc: *const Ident,
@@ -146,7 +152,7 @@ macro_rules! dispatch {
                 st as i128,
                 chunk as i64,
             ) {
-                misuse(stringify!($init), "unknown schedule type; the loop runs no iterations");
+                misuse($entry, "unknown schedule type; the loop runs no iterations");
             }
         }
 
@@ -187,18 +193,47 @@ macro_rules! dispatch {
     };
 }
 
-dispatch!(__kmpc_dispatch_init_4, __kmpc_dispatch_next_4, __kmpc_dispatch_fini_4, i32, i32);
-dispatch!(__kmpc_dispatch_init_4u, __kmpc_dispatch_next_4u, __kmpc_dispatch_fini_4u, u32, i32);
-dispatch!(__kmpc_dispatch_init_8, __kmpc_dispatch_next_8, __kmpc_dispatch_fini_8, i64, i64);
-dispatch!(__kmpc_dispatch_init_8u, __kmpc_dispatch_next_8u, __kmpc_dispatch_fini_8u, u64, i64);
+dispatch!(
+    oxiomp_kmpc_dispatch_init_4,
+    "__kmpc_dispatch_init_4",
+    __kmpc_dispatch_next_4,
+    __kmpc_dispatch_fini_4,
+    i32,
+    i32
+);
+dispatch!(
+    oxiomp_kmpc_dispatch_init_4u,
+    "__kmpc_dispatch_init_4u",
+    __kmpc_dispatch_next_4u,
+    __kmpc_dispatch_fini_4u,
+    u32,
+    i32
+);
+dispatch!(
+    oxiomp_kmpc_dispatch_init_8,
+    "__kmpc_dispatch_init_8",
+    __kmpc_dispatch_next_8,
+    __kmpc_dispatch_fini_8,
+    i64,
+    i64
+);
+dispatch!(
+    oxiomp_kmpc_dispatch_init_8u,
+    "__kmpc_dispatch_init_8u",
+    __kmpc_dispatch_next_8u,
+    __kmpc_dispatch_fini_8u,
+    u64,
+    i64
+);
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __kmpc_dispatch_deinit(_loc: *const Ident, gtid: i32) {
     ws::dispatch_deinit(Thread::from_gtid(gtid));
 }
 
+/// The body of `__kmpc_ordered` (`shim/caller.c`).
 #[unsafe(no_mangle)]
-pub extern "C" fn __kmpc_ordered(loc: *const Ident, gtid: i32) {
+pub extern "C" fn oxiomp_kmpc_ordered(loc: *const Ident, gtid: i32) {
     oxiomp_instrument::meet(|| Meet::plain(MeetKind::Ordered, loc as usize));
     ws::ordered_enter(Thread::from_gtid(gtid));
 }

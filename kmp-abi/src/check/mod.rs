@@ -259,15 +259,43 @@ fn member_begins(team: usize, tid: u32, size: u32) {
     });
 }
 
+unsafe extern "C" {
+    /// `shim/caller.c`: the return address the calling thread's last noted entry (a barrier,
+    /// a loop's start, `single`, `ordered`) was called from, 0 if none since the last take;
+    /// cleared.
+    fn oxiomp_take_caller() -> usize;
+}
+
+/// The noted return address of the entry whose construct the calling thread meets (0: none
+/// noted). Taken at every construct met, so that an address never outlives its entry's
+/// construct (an entry that notes none, a GOMP one, then finds 0).
+fn noted_caller() -> usize {
+    // SAFETY: reads and clears a word of the calling thread's own TLS.
+    unsafe { oxiomp_take_caller() }
+}
+
+/// The code address a construct's place is named by when its `ident_t` has no location: the
+/// noted return address (0 if it lies in this library: the program's call was a tail call,
+/// and the region's function names the place), or else one found by unwinding.
+fn caller_code(noted: usize) -> usize {
+    match noted {
+        0 => crate::ompt::caller_in_task(),
+        a if crate::ompt::in_this_library(a) => 0,
+        a => a,
+    }
+}
+
 /// The calling thread arrives at `meet`.
 fn arrive(meet: Meet) {
+    let noted = noted_caller();
     let _ = FRAMES.try_with(|frames| {
         let Ok(mut frames) = frames.try_borrow_mut() else { return };
         let Some(f) = frames.last_mut() else { return };
         let region = f.region;
+        // A region's end is named by the region's function (`describe`), not by a caller.
         let place = || {
-            let code = if ident_known(meet.ident) { 0 } else { crate::ompt::caller_in_task() };
-            Place { code, region }
+            let named = ident_known(meet.ident) || meet.kind == MeetKind::RegionEnd;
+            Place { code: if named { 0 } else { caller_code(noted) }, region }
         };
         if matches!(meet.kind, MeetKind::Loop | MeetKind::Sections | MeetKind::Single) {
             if let Some((outer, outer_place)) = f.open {
@@ -344,12 +372,13 @@ fn task_ends(task: usize) {
 /// clause (clang refuses one closely nested in a loop without it; one in a function the
 /// loop calls, or gcc's code, comes here).
 fn ordered(meet: Meet) {
+    let noted = noted_caller();
     with_frame(|f| {
         let loop_in = f.open.filter(|(m, _)| m.kind == MeetKind::Loop);
         if loop_in.is_some_and(|(m, _)| is_ordered(m.sched)) {
             return;
         }
-        let code = if ident_known(meet.ident) { 0 } else { crate::ompt::caller_in_task() };
+        let code = if ident_known(meet.ident) { 0 } else { caller_code(noted) };
         let here = describe(&meet, Place { code, region: f.region });
         let text = match loop_in {
             Some((m, place)) => {

@@ -10,7 +10,7 @@ pub extern "C" fn GOMP_barrier() {
 }
 
 pub(super) fn barrier(th: Thread) {
-    crate::sync::__kmpc_barrier(std::ptr::null(), th.gtid());
+    crate::sync::oxiomp_kmpc_barrier(std::ptr::null(), th.gtid());
 }
 
 /// `single`: true for the one thread that runs the block.

@@ -34,6 +34,12 @@ fn ours() -> (usize, usize) {
     })
 }
 
+/// Whether code address `addr` lies in this library.
+pub(crate) fn in_this_library(addr: usize) -> bool {
+    let (lo, hi) = ours();
+    (lo..hi).contains(&addr)
+}
+
 struct Probe {
     addr: usize,
     range: (usize, usize),

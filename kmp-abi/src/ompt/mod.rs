@@ -26,7 +26,7 @@ use oxiomp_runtime::Thread;
 use oxiomp_runtime::task::{Access, Dep, Task};
 use oxiomp_runtime::team::Team;
 
-pub(crate) use codeptr::{caller_in_task, codeptr};
+pub(crate) use codeptr::{caller_in_task, codeptr, in_this_library};
 pub(crate) use start::start;
 
 /// `ompt_data_t`: a tool's word (a value or a pointer).

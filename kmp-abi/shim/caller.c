@@ -1,0 +1,66 @@
+// caller.c - the entries at which a team meets a construct (a barrier, a loop's start, single,
+// ordered) note the return address of the program's call, for the run-time checks: in a
+// program built without -g a construct's place is that address, and finding it by unwinding
+// the stack costs far more than the construct. Each entry stores the address in a word of
+// the thread's static TLS and jumps to its Rust body (`oxiomp_kmpc_...` for `__kmpc_...`); the
+// checks take the word (and clear it) at each construct met. The store is all a program
+// without the checks pays.
+#include <stdint.h>
+
+typedef struct ident ident_t;
+
+static __thread void *caller __attribute__((tls_model("initial-exec")));
+
+// The address the calling thread's last noted entry was called from (0 if none since the
+// last take), cleared.
+void *oxiomp_take_caller(void) {
+  void *c = caller;
+  caller = 0;
+  return c;
+}
+
+#define NOTE() (caller = __builtin_return_address(0))
+
+void oxiomp_kmpc_barrier(ident_t *loc, int32_t gtid);
+void __kmpc_barrier(ident_t *loc, int32_t gtid) {
+  NOTE();
+  oxiomp_kmpc_barrier(loc, gtid);
+}
+
+int32_t oxiomp_kmpc_single(ident_t *loc, int32_t gtid);
+int32_t __kmpc_single(ident_t *loc, int32_t gtid) {
+  NOTE();
+  return oxiomp_kmpc_single(loc, gtid);
+}
+
+void oxiomp_kmpc_ordered(ident_t *loc, int32_t gtid);
+void __kmpc_ordered(ident_t *loc, int32_t gtid) {
+  NOTE();
+  oxiomp_kmpc_ordered(loc, gtid);
+}
+
+#define STATIC_INIT(name, body, T, ST)                                                               \
+  void body(ident_t *loc, int32_t gtid, int32_t sched, int32_t *plast, T *plower,      \
+                     T *pupper, ST *pstride, ST incr, ST chunk);                                \
+  void name(ident_t *loc, int32_t gtid, int32_t sched, int32_t *plast, T *plower, T *pupper,    \
+            ST *pstride, ST incr, ST chunk) {                                                   \
+    NOTE();                                                                                     \
+    body(loc, gtid, sched, plast, plower, pupper, pstride, incr, chunk);               \
+  }
+
+STATIC_INIT(__kmpc_for_static_init_4, oxiomp_kmpc_for_static_init_4, int32_t, int32_t)
+STATIC_INIT(__kmpc_for_static_init_4u, oxiomp_kmpc_for_static_init_4u, uint32_t, int32_t)
+STATIC_INIT(__kmpc_for_static_init_8, oxiomp_kmpc_for_static_init_8, int64_t, int64_t)
+STATIC_INIT(__kmpc_for_static_init_8u, oxiomp_kmpc_for_static_init_8u, uint64_t, int64_t)
+
+#define DISPATCH_INIT(name, body, T, ST)                                                             \
+  void body(ident_t *loc, int32_t gtid, int32_t sched, T lb, T ub, ST st, ST chunk);   \
+  void name(ident_t *loc, int32_t gtid, int32_t sched, T lb, T ub, ST st, ST chunk) {           \
+    NOTE();                                                                                     \
+    body(loc, gtid, sched, lb, ub, st, chunk);                                         \
+  }
+
+DISPATCH_INIT(__kmpc_dispatch_init_4, oxiomp_kmpc_dispatch_init_4, int32_t, int32_t)
+DISPATCH_INIT(__kmpc_dispatch_init_4u, oxiomp_kmpc_dispatch_init_4u, uint32_t, int32_t)
+DISPATCH_INIT(__kmpc_dispatch_init_8, oxiomp_kmpc_dispatch_init_8, int64_t, int64_t)
+DISPATCH_INIT(__kmpc_dispatch_init_8u, oxiomp_kmpc_dispatch_init_8u, uint64_t, int64_t)
