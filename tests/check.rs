@@ -172,6 +172,51 @@ fn build_gcc(name: &str) -> PathBuf {
     exe
 }
 
+/// Without `-g` a construct's place is the return address of the program's call of its entry
+/// (which the entry notes), or, when the call was the function's tail call (a `jmp`: the
+/// return address is then in the runtime), the region's function. In the binary: the
+/// instruction before the `single`'s address calls `__kmpc_single`, and the barrier's
+/// function is the outlined region that jumps to `__kmpc_barrier`.
+#[test]
+fn without_g_a_place_is_the_return_address_of_the_call() {
+    let exe = build("single", false);
+    let program = exe.file_name().unwrap().to_str().unwrap().to_string();
+    let out = run(&exe, 2, "1");
+    let lines = check_lines(&out);
+    let [line] = lines.as_slice() else { panic!("not one message: {lines:?}") };
+    let address = |after: &str| -> u64 {
+        let rest = line.split_once(after).unwrap_or_else(|| panic!("no {after:?} in {line}")).1;
+        let hex = rest.strip_prefix(&format!("{program}+0x")).unwrap_or_else(|| panic!("{line}"));
+        let hex: String = hex.chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+        u64::from_str_radix(&hex, 16).unwrap()
+    };
+    let single = address("where thread 0 reached 'single' at ");
+    let region = address("reached 'barrier' at the last call of the region's function ");
+    let dis = Command::new("objdump").args(["-d", "--no-show-raw-insn"]).arg(&exe).output().expect("objdump");
+    let text = String::from_utf8_lossy(&dis.stdout);
+    let insns: Vec<(u64, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let (a, rest) = l.trim_start().split_once(':')?;
+            Some((u64::from_str_radix(a, 16).ok()?, rest))
+        })
+        .collect();
+    let at = insns
+        .iter()
+        .position(|&(a, _)| a == single)
+        .unwrap_or_else(|| panic!("no instruction at {single:#x}"));
+    let call = insns[at - 1].1;
+    assert!(call.contains("call") && call.contains("<__kmpc_single@plt>"), "before {single:#x}: {call}");
+    // The region's function: its label, then its instructions up to the next label.
+    let label = format!("{region:016x} <");
+    let body = text.split_once(&label).unwrap_or_else(|| panic!("no function at {region:#x}")).1;
+    let body = body.split("\n\n").next().unwrap();
+    assert!(
+        body.contains("jmp") && body.contains("<__kmpc_barrier@plt>"),
+        "function at {region:#x}:\n{body}"
+    );
+}
+
 /// gcc-built programs (gcc passes no source locations) built with `-g`: their places are the
 /// lines of their calls and functions, from their debug information, exactly.
 #[test]
