@@ -132,9 +132,14 @@ pub enum ToolEvent {
     /// A mutual-exclusion operation `op` on the mutex at address `wait_id`, of `kind` (OMPT's
     /// `ompt_mutex_t`, [`mutex_kind`]).
     Mutex { op: MutexOp, kind: u32, wait_id: usize },
-    /// Task `sink` (just generated) depends on its sibling `src`, not complete yet (task
-    /// addresses).
-    TaskDependence { src: usize, sink: usize },
+    /// Task `sink` (just generated, or a `taskwait depend`'s wait) depends on its sibling
+    /// `src`, not complete yet (task addresses), through the storage at `addr` (`usize::MAX`:
+    /// through `omp_all_memory`).
+    TaskDependence { src: usize, sink: usize, addr: usize },
+    /// Explicit task `task` is ready and queued where team members take tasks (its
+    /// dependences are satisfied and the runtime defers it). A task its creator runs at once
+    /// is never queued.
+    TaskQueued { task: usize },
     /// The calling thread's current task waits for the `n` dependences in the runtime's list
     /// at `list` (a `taskwait depend`, or an if(0) task's dependences): a tool sees the wait as
     /// a task of its own, undeferred and mergeable, whose word is the `ToolData` at `data`.

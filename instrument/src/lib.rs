@@ -231,56 +231,26 @@ fn outline(f: impl FnOnce()) {
     f()
 }
 
-/// Hands `events` to the installed recorder; the ovni recorder directly (inlined).
+/// Hands `events` to the installed recorders; the ovni recorder directly (inlined), the others
+/// through their slots.
 #[inline(always)]
 fn deliver(events: &[Event]) {
     let m = mode();
     if m & OVNI != 0 {
         ovni::OvniRecorder.record(events);
     }
-    if m & OTHER != 0 {
-        deliver_other(events);
-    }
-    if m & KEEPER != 0 {
-        deliver_keeper(events);
-    }
-    if m & CHECKER != 0 {
-        deliver_checker(events);
-    }
-    if m & WATCHER != 0 {
-        deliver_watcher(events);
+    if m & !OVNI != 0 {
+        deliver_slots(m, events);
     }
 }
 
-/// Hands `events` to the hang watch installed with [`install_watcher`].
+/// Hands `events` to each slot's recorder whose bit is set in `m`, in the order of [`SLOTS`].
 #[cold]
-fn deliver_watcher(events: &[Event]) {
-    if let Some(w) = WATCHER_RECORDER.get() {
-        w.record(events);
-    }
-}
-
-/// Hands `events` to the run-time checks installed with [`install_checker`].
-#[cold]
-fn deliver_checker(events: &[Event]) {
-    if let Some(c) = CHECKER_RECORDER.get() {
-        c.record(events);
-    }
-}
-
-/// Hands `events` to the state keeper installed with [`install_keeper`] (a debugger's view).
-#[cold]
-fn deliver_keeper(events: &[Event]) {
-    if let Some(k) = KEEPER_RECORDER.get() {
-        k.record(events);
-    }
-}
-
-/// Hands `events` to the recorder installed with [`install`] (a tool interface).
-#[cold]
-fn deliver_other(events: &[Event]) {
-    if let Some(r) = RECORDER.get() {
-        r.record(events);
+fn deliver_slots(m: u8, events: &[Event]) {
+    for slot in SLOTS {
+        if m & slot.bit != 0 {
+            slot.deliver(events);
+        }
     }
 }
 
@@ -469,7 +439,16 @@ enum Around {
 #[cold]
 fn task_created_slow(site: Site, around: Around) -> u32 {
     let ovni = mode() & OVNI != 0;
-    let id = if ovni { ovni::OvniRecorder.task_number() } else { recorder().map_or(0, |r| r.task_number()) };
+    let id = if ovni {
+        ovni::OvniRecorder.task_number()
+    } else if let Some(r) = recorder() {
+        r.task_number()
+    } else if mode() & AYUDAME != 0 {
+        // Ayudame's task ids are the tasks' numbers.
+        next_task_number()
+    } else {
+        0
+    };
     let created = Event::TaskCreated { id, site };
     match (id, around) {
         (0, Around::Nothing) => {}
@@ -482,10 +461,12 @@ fn task_created_slow(site: Site, around: Around) -> u32 {
             if ovni {
                 ovni::OvniRecorder.record_later(&events);
                 if mode() & OTHER != 0 {
-                    deliver_other(&events);
+                    TOOL_SLOT.deliver(&events);
                 }
             } else if let Some(r) = recorder() {
                 r.record_later(&events);
+            } else {
+                deliver(&events);
             }
         }
     }
@@ -533,11 +514,11 @@ pub(crate) fn creator() -> i32 {
 }
 
 /// Which recorders are installed, a bit each: `OVNI` ([`ovni::OvniRecorder`], called
-/// directly), `OTHER` (through `RECORDER`: a tool interface), `KEEPER` (through
-/// `KEEPER_RECORDER`: what keeps each thread's state for a debugger) and `CHECKER` (through
-/// `CHECKER_RECORDER`: the run-time checks) and `WATCHER` (through `WATCHER_RECORDER`: what
-/// keeps each thread's waits for a hang report); any may be (a trace, a tool, a debugger, the
-/// checks and the watch at once), or none (`OFF`).
+/// directly) and one per [`Slot`]: `OTHER` (a tool interface), `KEEPER` (what keeps each
+/// thread's state for a debugger), `CHECKER` (the run-time checks), `WATCHER` (what keeps each
+/// thread's waits for a hang report) and `AYUDAME` (task-graph events for an Ayudame library);
+/// any may be (a trace, a tool, a debugger, the checks, the watch and Ayudame at once), or none
+/// (`OFF`).
 static MODE: AtomicU8 = AtomicU8::new(OFF);
 const OFF: u8 = 0;
 const OVNI: u8 = 1;
@@ -545,10 +526,46 @@ const OTHER: u8 = 2;
 const KEEPER: u8 = 4;
 const CHECKER: u8 = 8;
 const WATCHER: u8 = 16;
-static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
-static KEEPER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
-static CHECKER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
-static WATCHER_RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
+const AYUDAME: u8 = 32;
+
+/// A recorder beside the ovni one: its bit in `MODE`, and the recorder once installed.
+struct Slot {
+    bit: u8,
+    recorder: OnceLock<&'static dyn Recorder>,
+}
+
+impl Slot {
+    const fn new(bit: u8) -> Slot {
+        Slot { bit, recorder: OnceLock::new() }
+    }
+
+    /// Installs `recorder` and sets the slot's bit. Returns false if one was installed
+    /// already.
+    fn install(&self, recorder: &'static dyn Recorder) -> bool {
+        if self.recorder.set(recorder).is_err() {
+            return false;
+        }
+        // Release: with the OnceLock's own, the recorder is published before the bit.
+        MODE.fetch_or(self.bit, Ordering::Release);
+        true
+    }
+
+    /// Hands `events` to the slot's recorder, if it is visible yet (see [`mode`]).
+    fn deliver(&self, events: &[Event]) {
+        if let Some(r) = self.recorder.get() {
+            r.record(events);
+        }
+    }
+}
+
+static TOOL_SLOT: Slot = Slot::new(OTHER);
+static KEEPER_SLOT: Slot = Slot::new(KEEPER);
+static CHECKER_SLOT: Slot = Slot::new(CHECKER);
+static WATCHER_SLOT: Slot = Slot::new(WATCHER);
+static AYUDAME_SLOT: Slot = Slot::new(AYUDAME);
+/// The slots in the order they see a group: the tool's, the keeper's (a debugger's view), the
+/// checks', the watch's, Ayudame's.
+static SLOTS: [&Slot; 5] = [&TOOL_SLOT, &KEEPER_SLOT, &CHECKER_SLOT, &WATCHER_SLOT, &AYUDAME_SLOT];
 
 /// Whether a recorder prints its warnings (the runtime's `KMP_WARNINGS`).
 static WARNINGS: AtomicBool = AtomicBool::new(true);
@@ -568,7 +585,7 @@ pub(crate) fn warnings_on() -> bool {
 /// Which recorders are installed (`MODE`). Relaxed suffices: a bit is set after its recorder
 /// is published (through the `OnceLock`, or a static) and cleared for good; a thread that
 /// reads a bit before the recorder is visible to it finds no recorder and skips the events
-/// of the moment (`deliver_other`), as one that still reads the bit clear does.
+/// of the moment ([`Slot::deliver`]), as one that still reads the bit clear does.
 #[inline(always)]
 fn mode() -> u8 {
     MODE.load(Ordering::Relaxed)
@@ -597,7 +614,7 @@ pub fn tool_attached() -> bool {
 
 #[cold]
 fn recorder() -> Option<&'static dyn Recorder> {
-    RECORDER.get().copied()
+    TOOL_SLOT.recorder.get().copied()
 }
 
 /// Stops the ovni recorder in this process (a child forked where its trace could not begin:
@@ -609,35 +626,20 @@ pub(crate) fn disable() {
 /// Installs the process-wide recorder of a tool interface, beside the ovni recorder if that
 /// one is on. Returns false if one was installed already.
 pub fn install(recorder: &'static dyn Recorder) -> bool {
-    if RECORDER.set(recorder).is_err() {
-        return false;
-    }
-    // Release: with the OnceLock's own, the recorder is published before the bit.
-    MODE.fetch_or(OTHER, Ordering::Release);
-    true
+    TOOL_SLOT.install(recorder)
 }
 
 /// Installs the recorder that keeps each thread's state where a debugger reads it (it sees
 /// every event, after the trace's and the tool's recorders). Returns false if one was
 /// installed already.
 pub fn install_keeper(keeper: &'static dyn Recorder) -> bool {
-    if KEEPER_RECORDER.set(keeper).is_err() {
-        return false;
-    }
-    // Release: as in `install`.
-    MODE.fetch_or(KEEPER, Ordering::Release);
-    true
+    KEEPER_SLOT.install(keeper)
 }
 
 /// Installs the run-time checks' recorder (it sees every event, after the others). Returns
 /// false if one was installed already.
 pub fn install_checker(checker: &'static dyn Recorder) -> bool {
-    if CHECKER_RECORDER.set(checker).is_err() {
-        return false;
-    }
-    // Release: as in `install`.
-    MODE.fetch_or(CHECKER, Ordering::Release);
-    true
+    CHECKER_SLOT.install(checker)
 }
 
 /// How many locks explicit tasks have set and not unset yet, as the run-time checks count
@@ -667,12 +669,21 @@ pub fn task_locks_held() -> bool {
 /// Installs the recorder that keeps each thread's waits for a hang report (it sees every
 /// event, after the others). Returns false if one was installed already.
 pub fn install_watcher(watcher: &'static dyn Recorder) -> bool {
-    if WATCHER_RECORDER.set(watcher).is_err() {
-        return false;
-    }
-    // Release: as in `install`.
-    MODE.fetch_or(WATCHER, Ordering::Release);
-    true
+    WATCHER_SLOT.install(watcher)
+}
+
+/// Installs the recorder that tells an Ayudame library of the task graph (it sees every
+/// event, after the others). Returns false if one was installed already.
+pub fn install_ayudame(ayudame: &'static dyn Recorder) -> bool {
+    AYUDAME_SLOT.install(ayudame)
+}
+
+/// Whether a recorder that follows each task listens (a tool, an Ayudame library): a
+/// taskloop then creates each chunk as a task of its own, as the program's code asks, rather
+/// than running ranges of chunks in reused blocks.
+#[inline]
+pub fn tasks_followed() -> bool {
+    mode() & (OTHER | AYUDAME) != 0
 }
 
 /// Whether the runtime keeps task frames: a tool (OMPT) or a debugger (OMPD) reads them.

@@ -14,6 +14,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod api;
+mod ayudame;
 mod check;
 pub mod extensions;
 pub mod gomp;
@@ -192,12 +193,14 @@ extern "C" fn register_tool_starter() {
 }
 
 /// Starts a tool (OMPT), then the debugger's side (OMPD), which keeps thread states for both,
-/// then the run-time checks (`OXIOMP_CHECK`) and the hang watch (`OXIOMP_HANG_SECONDS`).
+/// then the run-time checks (`OXIOMP_CHECK`), the hang watch (`OXIOMP_HANG_SECONDS`) and
+/// the task-graph events of an Ayudame library (when the program has `AYU_event`).
 fn start_tools() {
     ompt::start();
     ompd::start(oxiomp_instrument::tool_attached());
     check::start();
     hang::start();
+    ayudame::start();
 }
 
 #[used]

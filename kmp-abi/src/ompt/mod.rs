@@ -391,8 +391,9 @@ pub(super) fn dispatch(e: ToolEvent) {
                 unsafe { f(task_data(task), out.as_ptr(), out.len() as i32) };
             }
         }
-        // OMPT has no callback for a sink's wait (its dependence was told).
-        ToolEvent::DoacrossWait { .. } => {}
+        // OMPT has no callback for a sink's wait (its dependence was told), nor for a task's
+        // queueing.
+        ToolEvent::DoacrossWait { .. } | ToolEvent::TaskQueued { .. } => {}
         ToolEvent::Doacross { source, iters, n } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<DependencesFn>(cb::DEPENDENCES) } {
@@ -443,7 +444,7 @@ pub(super) fn dispatch(e: ToolEvent) {
         }
         ToolEvent::Sync { kind, point } => sync(th, kind, point),
         ToolEvent::Mutex { op, kind, wait_id } => mutex(op, kind, wait_id),
-        ToolEvent::TaskDependence { src, sink } => {
+        ToolEvent::TaskDependence { src, sink, .. } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<TaskDependenceFn>(cb::TASK_DEPENDENCE) } {
                 // SAFETY: the event's tasks, alive while it is dispatched.

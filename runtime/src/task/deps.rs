@@ -168,19 +168,23 @@ struct Entry {
     group: Vec<NodeRef>,
     group_kind: GroupKind,
     mutex: Option<Arc<MutexSlot>>,
+    /// While `last` is a join node and a tool listens: the members of the group it closed, so
+    /// that a tool is told the edges from them a task following the join gets (the join is
+    /// the runtime's own node, which a tool does not see). Empty otherwise.
+    joined: Vec<NodeRef>,
 }
 
 impl Entry {
-    /// Adds the edges that make `t` follow every access to the address so far: the open
-    /// group, or the last node when no group is open.
-    fn follow(&self, t: &Task) {
+    /// Adds the edges that make `t` follow every access to the entry's address `addr` so far:
+    /// the open group, or the last node when no group is open.
+    fn follow(&self, t: &Task, addr: usize) {
         if self.group.is_empty() {
             if let Some(l) = &self.last {
-                add_edge(l.get(), t);
+                add_edge(l.get(), t, addr);
             }
         } else {
             for g in &self.group {
-                add_edge(g.get(), t);
+                add_edge(g.get(), t, addr);
             }
         }
     }
@@ -212,8 +216,13 @@ pub(crate) struct DepMap {
     all: Option<NodeRef>,
 }
 
-/// Adds the edge `pred -> succ` unless `pred` has completed.
-fn add_edge(pred: &Task, succ: &Task) {
+/// The address a tool is told for an edge through `omp_all_memory` (clang's own encoding of
+/// it).
+pub const ALL_MEMORY_ADDR: usize = usize::MAX;
+
+/// Adds the edge `pred -> succ`, through the storage at `addr` ([`ALL_MEMORY_ADDR`]: through
+/// `omp_all_memory`), unless `pred` has completed.
+fn add_edge(pred: &Task, succ: &Task, addr: usize) {
     if !std::ptr::eq(pred, succ)
         && pred.rest.dep.add_edge(NonNull::from(succ), &succ.rest.dep)
         && pred.head.kind == Kind::Explicit
@@ -223,7 +232,24 @@ fn add_edge(pred: &Task, succ: &Task) {
         oxiomp_instrument::tool(|| ToolEvent::TaskDependence {
             src: pred as *const Task as usize,
             sink: succ as *const Task as usize,
+            addr,
         });
+    }
+}
+
+/// Task `t` follows a join node that stands for the group `members` (empty: `t` follows no
+/// join, or no tool listens), through `addr`: a tool is told an edge from each member that
+/// has not completed, as if `t` followed it directly.
+fn tell_through_join(members: &[NodeRef], t: &Task, addr: usize) {
+    for m in members {
+        let m = m.get();
+        if !m.rest.dep.is_complete() && m.head.kind == Kind::Explicit && t.head.kind == Kind::Explicit {
+            oxiomp_instrument::tool(|| ToolEvent::TaskDependence {
+                src: m as *const Task as usize,
+                sink: t as *const Task as usize,
+                addr,
+            });
+        }
     }
 }
 
@@ -251,6 +277,7 @@ impl DepMap {
                 group: Vec::new(),
                 group_kind: GroupKind::In,
                 mutex: None,
+                joined: Vec::new(),
             });
             let gk = match d.kind {
                 Access::In => GroupKind::In,
@@ -258,8 +285,9 @@ impl DepMap {
                 Access::MutexInOutSet => GroupKind::Mutex,
                 Access::Out | Access::InOut | Access::AllMemory => {
                     // out / inout: after everything so far.
-                    e.follow(t);
+                    e.follow(t, d.addr);
                     e.group.clear();
+                    e.joined.clear();
                     e.last = Some(NodeRef::new(t));
                     e.mutex = None;
                     continue;
@@ -268,8 +296,13 @@ impl DepMap {
             if !e.group.is_empty() && e.group_kind != gk {
                 // Close the open group behind a join node.
                 let j = alloc_node(Kind::Join, t.head.team);
+                let told = oxiomp_instrument::enabled();
+                e.joined.clear();
                 for g in e.group.drain(..) {
-                    add_edge(g.get(), j);
+                    add_edge(g.get(), j, d.addr);
+                    if told {
+                        e.joined.push(g);
+                    }
                 }
                 e.last = Some(NodeRef::new(j));
                 e.mutex = None;
@@ -278,7 +311,8 @@ impl DepMap {
                 // completes (in `finish_registration` or by its last predecessor).
             }
             if let Some(l) = &e.last {
-                add_edge(l.get(), t);
+                add_edge(l.get(), t, d.addr);
+                tell_through_join(&e.joined, t, d.addr);
             }
             e.group_kind = gk;
             prune(&mut e.group);
@@ -294,11 +328,11 @@ impl DepMap {
     }
 
     fn register_all(&mut self, t: &Task) {
-        for (_, e) in self.entries.drain() {
-            e.follow(t);
+        for (addr, e) in self.entries.drain() {
+            e.follow(t, addr);
         }
         if let Some(a) = &self.all {
-            add_edge(a.get(), t);
+            add_edge(a.get(), t, ALL_MEMORY_ADDR);
         }
         self.all = Some(NodeRef::new(t));
     }
@@ -306,34 +340,34 @@ impl DepMap {
     /// Adds the edges a `taskwait depend(...)` waiter needs, without changing the frontier.
     pub(crate) fn watch(&self, w: &Task, deps: &[Dep]) {
         let all_memory = deps.iter().any(|d| d.kind == Access::AllMemory);
-        let add_frontier = |e: &Entry, reader: bool| {
+        let add_frontier = |e: &Entry, addr: usize, reader: bool| {
             if reader && e.group_kind == GroupKind::In && !e.group.is_empty() {
                 // A reader only waits for what the open readers wait for.
                 if let Some(l) = &e.last {
-                    add_edge(l.get(), w);
+                    add_edge(l.get(), w, addr);
                 }
             } else {
-                e.follow(w);
+                e.follow(w, addr);
             }
         };
         if all_memory {
-            for e in self.entries.values() {
-                add_frontier(e, false);
+            for (&addr, e) in &self.entries {
+                add_frontier(e, addr, false);
             }
         } else {
             for d in deps {
                 match self.entries.get(&d.addr) {
-                    Some(e) => add_frontier(e, d.kind == Access::In),
+                    Some(e) => add_frontier(e, d.addr, d.kind == Access::In),
                     None => {
                         if let Some(a) = &self.all {
-                            add_edge(a.get(), w);
+                            add_edge(a.get(), w, ALL_MEMORY_ADDR);
                         }
                     }
                 }
             }
         }
         if let Some(a) = &self.all {
-            add_edge(a.get(), w);
+            add_edge(a.get(), w, ALL_MEMORY_ADDR);
         }
     }
 }

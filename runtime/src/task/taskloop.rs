@@ -199,7 +199,7 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
         let l = unsafe { &*lp };
         if !a.if_val {
             run_chunks(th, l, 0, n);
-        } else if oxiomp_instrument::tool_attached() {
+        } else if oxiomp_instrument::tasks_followed() {
             spawn_chunks(th, l);
         } else {
             run_range(th, l, 0, n);
@@ -212,7 +212,7 @@ pub fn taskloop(th: Thread, pattern: &'static Task, a: &TaskloopArgs) {
     }
 }
 
-/// With a tool attached: every chunk is a task created here, in order, and queued for any
+/// With a tool attached or an Ayudame library listening: every chunk is a task created here, in order, and queued for any
 /// thread to run, the tasks a tool expects of a taskloop (and libomp's shape). The range
 /// tasks of [`run_range`] would show it tasks the program never asked for, and chunks created
 /// on whichever thread runs a range.

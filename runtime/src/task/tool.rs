@@ -37,6 +37,12 @@ fn tell_created(t: &Task, deps: &[Dep], at_once: bool) {
     }
 }
 
+/// Task `t`, ready, is about to be queued (before the push: no member can start it sooner).
+#[inline(always)]
+pub(super) fn queued(t: &Task) {
+    oxiomp_instrument::tool(|| ToolEvent::TaskQueued { task: t as *const Task as usize });
+}
+
 /// OMPT's flags (`ompt_task_flag_t`) of explicit task `t`.
 pub fn flags_of(t: &Task) -> u32 {
     let mut f = task_flags::EXPLICIT;

@@ -1,0 +1,263 @@
+//! Task-graph events for an Ayudame library (the runtime side of the Temanejo debugger).
+//!
+//! When the program has an `AYU_event` function when the runtime starts (an Ayudame library
+//! preloaded, or linked into the program and exported), the runtime tells it of the task graph
+//! its threads build and run; otherwise nothing is installed and nothing costs. The events come
+//! from the one event vocabulary (`oxiomp_instrument`): this module is a recorder that turns
+//! the runtime's task events into Ayudame's.
+//!
+//! | Ayudame event | task id | data | told when |
+//! |---|---|---|---|
+//! | PREINIT | 0 | `ayu_runtime_t` [`RUNTIME_ID`] | the runtime starts |
+//! | INIT | 0 | null | right after PREINIT |
+//! | REGISTERFUNCTION | function id | its name | the first task of a task function is created |
+//! | ADDTASK | task | `int64_t[2]` {function id, priority} | an explicit task is created |
+//! | ADDDEPENDENCY | successor | `uintptr_t[3]` {predecessor, address, address} | the runtime adds an edge |
+//! | ADDTASKTOQUEUE | task | `intptr_t *` thread | a ready task is queued |
+//! | PRERUNTASK, RUNTASK | task | `intptr_t *` thread; null | a thread starts the task |
+//! | POSTRUNTASK | task | null | its body returned |
+//! | REMOVETASK | task | null | it completed (or was discarded) |
+//! | BARRIER | 0 | null | a team's barrier completed (told by its primary thread) |
+//! | FINISH | 0 | null | the program exits |
+//!
+//! Task ids are the tasks' numbers in the runtime's events (`Task::head.trace_id`, the numbers
+//! a trace gives them too: unique in the process, never 0, below 2^31 until two billion tasks
+//! were created, so that they pass as Ayudame's `int` task ids);
+//! a thread is told by its number in its team (`omp_get_thread_num`); function ids count from 1 in the order functions are first seen; a function
+//! is named by its source place (`file:line:column`, from the binary's debug information) or
+//! its symbol. An edge is told only while its predecessor has not completed (one that has
+//! completed orders nothing), after both tasks' ADDTASK; its address is the storage both
+//! tasks name in `depend` clauses (`usize::MAX`: `omp_all_memory`). A task its creator runs at
+//! once (undeferred: `if(0)`, included, a team of one, the cut-off) is never queued: its
+//! PRERUNTASK follows its ADDTASK. A detachable task's POSTRUNTASK comes when its body
+//! returns and its REMOVETASK when its event is fulfilled. Implicit tasks are not tasks of the
+//! graph (Ayudame's task 0 stands for the code outside tasks).
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_int, c_void};
+use std::sync::{Mutex, OnceLock};
+
+use oxiomp_instrument::{Event, Recorder, SyncPoint, ToolEvent, cancel_flags, sync_kind, task_status};
+use oxiomp_runtime::Thread;
+use oxiomp_runtime::task::Task;
+
+use crate::symbolize::{Code, code_name};
+
+/// `ayu_event_t` values.
+mod event {
+    pub const PREINIT: i32 = 1;
+    pub const INIT: i32 = 2;
+    pub const FINISH: i32 = 3;
+    pub const REGISTERFUNCTION: i32 = 4;
+    pub const ADDTASK: i32 = 5;
+    pub const ADDDEPENDENCY: i32 = 7;
+    pub const ADDTASKTOQUEUE: i32 = 8;
+    pub const PRERUNTASK: i32 = 10;
+    pub const RUNTASK: i32 = 11;
+    pub const POSTRUNTASK: i32 = 12;
+    pub const REMOVETASK: i32 = 14;
+    pub const BARRIER: i32 = 16;
+}
+
+/// The `ayu_runtime_t` told at PREINIT: `AYU_RT_GOMP`, the one OpenMP runtime of Ayudame's
+/// list (its others are StarSs runtimes and Cilk).
+pub const RUNTIME_ID: c_int = 4;
+
+/// `void AYU_event(ayu_event_t, const int64_t task_id, void *data)`.
+type EventFn = unsafe extern "C" fn(c_int, i64, *mut c_void);
+
+/// The program's `AYU_event`, found when the runtime started.
+static AYU_EVENT: OnceLock<EventFn> = OnceLock::new();
+
+/// Looks for `AYU_event` and, if the program has one, tells it PREINIT and INIT, installs the
+/// recorder and tells FINISH at exit.
+pub(crate) fn start() {
+    // SAFETY: a lookup in the global scope with a NUL-terminated name.
+    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"AYU_event".as_ptr()) };
+    if sym.is_null() {
+        return;
+    }
+    // SAFETY: `AYU_event` has Ayudame's signature, `EventFn`.
+    let f = unsafe { std::mem::transmute::<*mut c_void, EventFn>(sym) };
+    if AYU_EVENT.set(f).is_err() {
+        return;
+    }
+    let mut runtime = RUNTIME_ID;
+    tell(event::PREINIT, 0, &mut runtime as *mut c_int as *mut c_void);
+    tell(event::INIT, 0, std::ptr::null_mut());
+    static AYUDAME: Ayudame = Ayudame;
+    oxiomp_instrument::install_ayudame(&AYUDAME);
+    // SAFETY: registers a plain function, run once at exit.
+    unsafe { libc::atexit(finish) };
+}
+
+/// `atexit` handler: FINISH.
+extern "C" fn finish() {
+    tell(event::FINISH, 0, std::ptr::null_mut());
+}
+
+/// Calls `AYU_event(event, task, data)`; `data` lives for the call.
+fn tell(event: i32, task: i64, data: *mut c_void) {
+    if let Some(f) = AYU_EVENT.get() {
+        // SAFETY: the library's function, given what its event's data says.
+        unsafe { f(event, task, data) };
+    }
+}
+
+/// Tells `event` with the calling thread's number in its team (`omp_get_thread_num`) as its
+/// data (`intptr_t *`).
+fn tell_thread(event: i32, task: i64) {
+    let mut thread = Thread::peek().map_or(-1, |th| th.tid() as isize);
+    tell(event, task, &mut thread as *mut isize as *mut c_void);
+}
+
+/// The task descriptor at `addr` (an event's task: alive while the event is dispatched).
+fn task_at<'a>(addr: usize) -> Option<&'a Task> {
+    // SAFETY: the runtime names live tasks in its events (null: none).
+    unsafe { (addr as *const Task).as_ref() }
+}
+
+/// The Ayudame id of task `t` (0: none, an implicit task or the runtime's own node).
+fn id(t: &Task) -> i64 {
+    t.head.trace_id as i64
+}
+
+/// The Ayudame id of the explicit task at `addr` (None: not an explicit task).
+fn id_of(addr: usize) -> Option<i64> {
+    task_at(addr).map(id).filter(|&id| id != 0)
+}
+
+/// Function ids by code address. Written once per task function (the first task of each):
+/// a lock and an allocation there, not per task.
+static FUNCTIONS: Mutex<Option<HashMap<usize, i64>>> = Mutex::new(None);
+
+/// The id of the task function at `code`, told (REGISTERFUNCTION) the first time.
+fn function_id(code: usize) -> i64 {
+    let mut functions = FUNCTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    let map = functions.get_or_insert_with(HashMap::new);
+    if let Some(&id) = map.get(&code) {
+        return id;
+    }
+    let id = map.len() as i64 + 1;
+    map.insert(code, id);
+    let name = code_name(code, Code::Entry).map_or_else(|| format!("{code:#x}"), without_column);
+    let name = CString::new(name).unwrap_or_default();
+    // Told under the lock: no task of the function is announced before its name.
+    tell(event::REGISTERFUNCTION, id, name.as_ptr() as *mut c_void);
+    id
+}
+
+/// `file:line` of a function's place `file:line:column` (the column of a function's first
+/// instruction says nothing of the task: the line is its directive's); other names as they
+/// are.
+fn without_column(name: String) -> String {
+    let mut parts = name.rsplitn(3, ':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(col), Some(line), Some(file))
+            if [col, line].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            format!("{file}:{line}")
+        }
+        _ => name,
+    }
+}
+
+thread_local! {
+    /// The task the calling thread discarded last (cancelled before it started): its
+    /// REMOVETASK is told at the discard, so the switch away from it that follows is not.
+    static DISCARDED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Translates the runtime's task events into Ayudame's.
+struct Ayudame;
+
+impl Recorder for Ayudame {
+    fn record(&self, events: &[Event]) {
+        for e in events {
+            if let Event::Tool(t) = e {
+                tool_event(*t);
+            }
+        }
+    }
+}
+
+fn tool_event(e: ToolEvent) {
+    match e {
+        ToolEvent::TaskCreate { task, .. } => {
+            let Some(t) = task_at(task).filter(|t| id(t) != 0) else { return };
+            let mut data = [function_id(t.routine_addr()), t.head.priority.get() as i64];
+            tell(event::ADDTASK, id(t), data.as_mut_ptr() as *mut c_void);
+        }
+        ToolEvent::TaskDependence { src, sink, addr } => {
+            if let (Some(src), Some(sink)) = (id_of(src), id_of(sink)) {
+                let mut data = [src as usize, addr, addr];
+                tell(event::ADDDEPENDENCY, sink, data.as_mut_ptr() as *mut c_void);
+            }
+        }
+        ToolEvent::TaskQueued { task } => {
+            if let Some(id) = id_of(task) {
+                tell_thread(event::ADDTASKTOQUEUE, id);
+            }
+        }
+        ToolEvent::TaskSchedule { prior, status, next } => scheduled(prior, status, next),
+        ToolEvent::Cancel { flags, task } if flags & cancel_flags::DISCARDED_TASK != 0 => {
+            if let Some(id) = id_of(task) {
+                let _ = DISCARDED.try_with(|d| d.set(task));
+                tell(event::REMOVETASK, id, std::ptr::null_mut());
+            }
+        }
+        ToolEvent::Sync {
+            kind:
+                sync_kind::BARRIER_EXPLICIT
+                | sync_kind::BARRIER_IMPLEMENTATION
+                | sync_kind::BARRIER_IMPLICIT_WORKSHARE,
+            point: SyncPoint::WaitDoneEnd | SyncPoint::End | SyncPoint::Whole,
+        } if Thread::peek().is_some_and(|th| th.tid() == 0) => tell(event::BARRIER, 0, std::ptr::null_mut()),
+        ToolEvent::JoinDone { .. } => tell(event::BARRIER, 0, std::ptr::null_mut()),
+        _ => {}
+    }
+}
+
+/// The calling thread leaves task `prior` for `next` (`status`).
+fn scheduled(prior: usize, status: u32, next: usize) {
+    match status {
+        task_status::SWITCH | task_status::YIELD => {
+            if let Some(id) = id_of(next) {
+                tell_thread(event::PRERUNTASK, id);
+                tell(event::RUNTASK, id, std::ptr::null_mut());
+            }
+        }
+        task_status::COMPLETE | task_status::CANCEL => {
+            let Some(id) = id_of(prior) else { return };
+            if DISCARDED.try_with(|d| d.replace(0)).unwrap_or(0) == prior {
+                return;
+            }
+            tell(event::POSTRUNTASK, id, std::ptr::null_mut());
+            tell(event::REMOVETASK, id, std::ptr::null_mut());
+        }
+        task_status::DETACH => {
+            if let Some(id) = id_of(prior) {
+                tell(event::POSTRUNTASK, id, std::ptr::null_mut());
+            }
+        }
+        task_status::LATE_FULFILL => {
+            if let Some(id) = id_of(prior) {
+                tell(event::REMOVETASK, id, std::ptr::null_mut());
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_column;
+
+    #[test]
+    fn a_functions_name_keeps_its_file_and_line() {
+        assert_eq!(without_column("a.c:19:1".into()), "a.c:19");
+        assert_eq!(without_column("a.c:19".into()), "a.c:19");
+        assert_eq!(without_column("dir:x/a.c:7:3".into()), "dir:x/a.c:7");
+        assert_eq!(without_column("f+0x10 in prog".into()), "f+0x10 in prog");
+    }
+}
