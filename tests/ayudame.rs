@@ -6,7 +6,9 @@
 //! `depend` clauses name (a diamond, a chain, nested tasks, a detached task, mutexinoutset and
 //! inoutset groups, a taskloop), each task queued (when deferred), started, ended and removed once, in
 //! that order, and Ayudame's ordering rules: an edge after both of its tasks, a task started
-//! only after each of its predecessors was removed.
+//! only after each of its predecessors was removed. Then the library's requests: a blocked task
+//! starts only once the others have run, no task starts while the breakpoint is set, a raised
+//! priority puts a task first, a requested number of threads is the next region's.
 
 mod common;
 
@@ -56,6 +58,11 @@ struct Run {
 }
 
 fn run(name: &str, threads: u32) -> Run {
+    run_with(name, threads, &[])
+}
+
+/// [`run`] with more environment (the mock library's requests).
+fn run_with(name: &str, threads: u32, env: &[(&str, &str)]) -> Run {
     let exe = common::clang_topic("ayudame", name, true, name);
     let log = common::profile_dir().join("ayudame-tests").join(format!("{name}-{threads}.log"));
     let mut c = Command::new(&exe);
@@ -64,7 +71,8 @@ fn run(name: &str, threads: u32) -> Run {
         .env("OMP_MAX_TASK_PRIORITY", "5")
         .env("LD_LIBRARY_PATH", &lib().dir)
         .env("LD_PRELOAD", mock())
-        .env("AYU_MOCK_OUT", &log);
+        .env("AYU_MOCK_OUT", &log)
+        .envs(env.iter().copied());
     let (o, left) = common::output_reaping(c);
     assert!(!left, "{name} at {threads} threads left a process running");
     assert!(o.status.success(), "{name} at {threads} threads failed: {}", String::from_utf8_lossy(&o.stderr));
@@ -125,8 +133,11 @@ fn check_rules(r: &Run) -> Graph {
     let ev = &r.events;
     let show = || ev.iter().map(|e| format!("{e:?}")).collect::<Vec<_>>().join("\n");
     assert!(ev.len() >= 3, "too few events:\n{}", show());
-    assert_eq!((ev[0].name.as_str(), ev[0].id, ev[0].num("runtime")), ("PREINIT", 0, 4), "{}", show());
-    assert_eq!((ev[1].name.as_str(), ev[1].id), ("INIT", 0), "{}", show());
+    // The runtime's first two events (the mock library's own lines aside).
+    let mut runtime = ev.iter().filter(|e| e.name != "BREAKPOINT");
+    let (first, second) = (runtime.next().unwrap(), runtime.next().unwrap());
+    assert_eq!((first.name.as_str(), first.id, first.num("runtime")), ("PREINIT", 0, 4), "{}", show());
+    assert_eq!((second.name.as_str(), second.id), ("INIT", 0), "{}", show());
     let last = ev.last().unwrap();
     assert_eq!((last.name.as_str(), last.id), ("FINISH", 0), "{}", show());
     let mut functions: HashMap<i64, String> = HashMap::new();
@@ -178,7 +189,9 @@ fn check_rules(r: &Run) -> Graph {
             "POSTRUNTASK" => once(&mut at, "POSTRUNTASK"),
             "REMOVETASK" => once(&mut at, "REMOVETASK"),
             "BARRIER" => assert_eq!(e.id, 0),
-            "PREINIT" | "INIT" | "FINISH" => assert!(i < 2 || i == ev.len() - 1, "{} in the middle", e.name),
+            // The mock library's own line: its breakpoint set or cleared.
+            "BREAKPOINT" => {}
+            "PREINIT" | "INIT" | "FINISH" => assert!(i < 3 || i == ev.len() - 1, "{} in the middle", e.name),
             other => panic!("unexpected event {other}:\n{}", show()),
         }
     }
@@ -340,5 +353,67 @@ fn a_taskloops_chunks_are_tasks_of_its_function() {
         for c in chunks {
             assert!(at(&r, c, "REMOVETASK") < at(&r, after, "ADDTASK"), "at {threads} threads");
         }
+    }
+}
+
+/// The team sizes at which a task's creator queues its tasks (a team of one runs each at once:
+/// a request holds such a task, and its creator, where it is).
+const QUEUEING: [u32; 4] = [2, 3, 4, 16];
+
+#[test]
+fn a_blocked_task_starts_after_the_others_have_run() {
+    for threads in QUEUEING {
+        let block = format!("{}:6", task_line("blocked", 0));
+        let r = run_with("blocked", threads, &[("AYU_MOCK_BLOCK", &block)]);
+        let g = check_rules(&r);
+        let [blocked] = one_each(&g, "blocked", threads);
+        let others = g.of(&task_line("blocked", 1));
+        assert_eq!(others.len(), 6, "at {threads} threads: {:?}", g.tasks);
+        for o in others {
+            assert!(at(&r, o, "REMOVETASK") < at(&r, blocked, "PRERUNTASK"), "at {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn no_task_starts_while_the_breakpoint_is_set() {
+    for threads in QUEUEING {
+        // Set from the start until the last of the 7 tasks is added: the other threads look
+        // for tasks meanwhile, and must leave them.
+        let r = run_with("blocked", threads, &[("AYU_MOCK_BREAK", "7")]);
+        let g = check_rules(&r);
+        assert_eq!(g.tasks.len(), 7);
+        let off = r.events.iter().position(|e| e.name == "BREAKPOINT" && e.fields["state"] == "off");
+        let off = off.expect("the breakpoint cleared");
+        let started = r.events[..off].iter().filter(|e| e.name == "PRERUNTASK").count();
+        assert_eq!(started, 0, "a task started under the breakpoint at {threads} threads");
+    }
+}
+
+#[test]
+fn a_raised_task_goes_first() {
+    for threads in QUEUEING {
+        let raise = format!("{}:5", task_line("prio", 0));
+        let r = run_with("prio", threads, &[("AYU_MOCK_PRIORITY", &raise)]);
+        let g = check_rules(&r);
+        let raised = g.of(&task_line("prio", 0));
+        assert_eq!(raised.len(), 1, "at {threads} threads: {:?}", g.tasks);
+        assert_eq!(g.priority[&raised[0]], 0, "created without a priority");
+        let first = r.events.iter().find(|e| e.name == "PRERUNTASK").unwrap();
+        assert_eq!(first.id, raised[0], "at {threads} threads");
+    }
+}
+
+#[test]
+fn the_requested_number_of_threads_is_the_next_regions() {
+    for (threads, requested, expected) in [(2, "3", 3), (4, "1", 1), (2, "0", 2)] {
+        let r = run_with("threads", threads, &[("AYU_MOCK_THREADS", requested)]);
+        let sizes: Vec<&str> = ["first", "second", "clause"].iter().map(|k| r.out[*k].as_str()).collect();
+        let want = expected.to_string();
+        assert_eq!(
+            sizes,
+            [want.as_str(), want.as_str(), "2"],
+            "OMP_NUM_THREADS={threads}, request {requested}"
+        );
     }
 }

@@ -32,6 +32,13 @@
 //! PRERUNTASK follows its ADDTASK. A detachable task's POSTRUNTASK comes when its body
 //! returns and its REMOVETASK when its event is fulfilled. Implicit tasks are not tasks of the
 //! graph (Ayudame's task 0 stands for the code outside tasks).
+//!
+//! Requests go the other way: the library's request functions, where it defines them, are
+//! asked by the scheduler ([`Requests`], a `Steering`): `AYU_getBreakpoint` and
+//! `AYU_isBlocked` before a task starts (a task refused waits where any thread takes it, and
+//! one its creator runs at once waits where it is, before its PRERUNTASK), and
+//! `AYU_getPriorityLevel` as a ready task is queued, `AYU_getNumThreads` as an outermost
+//! parallel region without a `num_threads` clause forks (0: no request).
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_int, c_void};
@@ -69,14 +76,41 @@ type EventFn = unsafe extern "C" fn(c_int, i64, *mut c_void);
 /// The program's `AYU_event`, found when the runtime started.
 static AYU_EVENT: OnceLock<EventFn> = OnceLock::new();
 
+/// The library's request functions, each where it defines it.
+struct Requests {
+    /// `int AYU_getBreakpoint(void)`: 1 while no new task may start.
+    breakpoint: Option<unsafe extern "C" fn() -> c_int>,
+    /// `bool AYU_isBlocked(const int task_id)`.
+    is_blocked: Option<unsafe extern "C" fn(c_int) -> bool>,
+    /// `int AYU_getPriorityLevel(int task_id)`: -1 unchanged.
+    priority_level: Option<unsafe extern "C" fn(c_int) -> c_int>,
+    /// `unsigned int AYU_getNumThreads(void)`: 0 no request.
+    num_threads: Option<unsafe extern "C" fn() -> u32>,
+}
+
+static REQUESTS: OnceLock<Requests> = OnceLock::new();
+
+/// The program's function `name`, if it has one, as a pointer of type `F`.
+///
+/// # Safety
+/// `F` is a function pointer type of the function's signature.
+unsafe fn function<F: Copy>(name: &std::ffi::CStr) -> Option<F> {
+    const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<*mut c_void>()) };
+    // SAFETY: `F` is a function pointer (the caller's word), as wide as the address.
+    lookup(name).map(|p| unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
+}
+
+/// The address of the program's function `name`, if it has one.
+fn lookup(name: &std::ffi::CStr) -> Option<*mut c_void> {
+    // SAFETY: a lookup in the global scope with a NUL-terminated name.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
 /// Looks for `AYU_event` and, if the program has one, tells it PREINIT and INIT, installs the
 /// recorder and tells FINISH at exit.
 pub(crate) fn start() {
-    // SAFETY: a lookup in the global scope with a NUL-terminated name.
-    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"AYU_event".as_ptr()) };
-    if sym.is_null() {
-        return;
-    }
+    let Some(sym) = lookup(c"AYU_event") else { return };
     // SAFETY: `AYU_event` has Ayudame's signature, `EventFn`.
     let f = unsafe { std::mem::transmute::<*mut c_void, EventFn>(sym) };
     if AYU_EVENT.set(f).is_err() {
@@ -87,6 +121,22 @@ pub(crate) fn start() {
     tell(event::INIT, 0, std::ptr::null_mut());
     static AYUDAME: Ayudame = Ayudame;
     oxiomp_instrument::install_ayudame(&AYUDAME);
+    // SAFETY: each field's type is the seed's signature of the function of its name.
+    let requests = REQUESTS.get_or_init(|| unsafe {
+        Requests {
+            breakpoint: function(c"AYU_getBreakpoint"),
+            is_blocked: function(c"AYU_isBlocked"),
+            priority_level: function(c"AYU_getPriorityLevel"),
+            num_threads: function(c"AYU_getNumThreads"),
+        }
+    });
+    if requests.breakpoint.is_some()
+        || requests.is_blocked.is_some()
+        || requests.priority_level.is_some()
+        || requests.num_threads.is_some()
+    {
+        oxiomp_runtime::task::steer::install(requests);
+    }
     // SAFETY: registers a plain function, run once at exit.
     unsafe { libc::atexit(finish) };
 }
@@ -168,6 +218,45 @@ thread_local! {
     static DISCARDED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+impl Requests {
+    /// Whether the library holds back the task with Ayudame id `id`.
+    fn holds(&self, id: i64) -> bool {
+        // SAFETY: the library's function, called as the seed declares it.
+        let breakpoint = || self.breakpoint.is_some_and(|f| unsafe { f() } != 0);
+        // SAFETY: as above.
+        let blocked = || id != 0 && self.is_blocked.is_some_and(|f| unsafe { f(id as c_int) });
+        breakpoint() || blocked()
+    }
+}
+
+impl oxiomp_runtime::task::steer::Steering for Requests {
+    fn may_start(&self, t: &Task) -> bool {
+        !self.holds(id(t))
+    }
+
+    fn priority(&self, t: &Task) -> Option<i32> {
+        let id = id(t);
+        // SAFETY: as in `holds`.
+        let level = self.priority_level.filter(|_| id != 0).map(|f| unsafe { f(id as c_int) })?;
+        (level >= 0).then_some(level)
+    }
+
+    fn num_threads(&self) -> Option<u32> {
+        // SAFETY: as in `holds`.
+        self.num_threads.map(|f| unsafe { f() }).filter(|&n| n > 0)
+    }
+}
+
+/// Before task `id` starts on the calling thread: waits while the library holds it back (a
+/// task its creator runs at once, which the scheduler cannot put aside; a queued one was
+/// asked before it was taken, and waits here only if a request came meanwhile).
+fn wait_until_released(id: i64) {
+    let Some(r) = REQUESTS.get() else { return };
+    while r.holds(id) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Translates the runtime's task events into Ayudame's.
 struct Ayudame;
 
@@ -223,6 +312,7 @@ fn scheduled(prior: usize, status: u32, next: usize) {
     match status {
         task_status::SWITCH | task_status::YIELD => {
             if let Some(id) = id_of(next) {
+                wait_until_released(id);
                 tell_thread(event::PRERUNTASK, id);
                 tell(event::RUNTASK, id, std::ptr::null_mut());
             }

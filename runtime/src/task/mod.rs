@@ -28,6 +28,7 @@ pub(crate) mod pool;
 mod prio;
 mod run;
 pub(crate) mod state;
+pub mod steer;
 mod submit;
 pub mod taskloop;
 mod tool;

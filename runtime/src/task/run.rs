@@ -46,10 +46,15 @@ pub(super) fn execute(th: Thread, t: &'static Task) -> bool {
 /// Runs one part of `t` on the calling thread: its first (`started` false: not run if the
 /// task is cancelled) or a later one of a task that has started (run whatever happened
 /// meanwhile: a started task is not cancelled but at a cancellation point of its own). False
-/// if it could not start (a mutexinoutset lock is busy; the task was put back).
+/// if it could not start (a steering request holds it back, or a mutexinoutset lock is busy;
+/// the task was put back).
 pub(super) fn execute_part(th: Thread, t: &'static Task, started: bool) -> bool {
     // SAFETY: set before the task was queued; read by the thread that runs it.
     let mutexes = unsafe { (*t.rest.mutexes.get()).as_deref() };
+    if !started && !super::steer::may_start(t) {
+        t.team().tasks().put_back(TaskRef(t));
+        return false;
+    }
     if let Some(ms) = mutexes
         && !deps::lock_all(ms)
     {

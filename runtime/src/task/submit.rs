@@ -236,6 +236,7 @@ fn schedule(th: Thread, t: &'static Task, defer: bool) {
         oxiomp_instrument::task_scheduling_enter();
         t.head.state.store(State::Queued as u32, Ordering::Relaxed);
         super::tool::queued(t);
+        super::steer::reprioritise(t);
         if std::ptr::eq(team, t.head.team) {
             pool.push(Some(tid), TaskRef(t), t.head.priority.get());
         } else {
@@ -258,6 +259,7 @@ pub(crate) fn make_ready(t: &'static Task) {
         _ => {
             t.head.state.store(State::Queued as u32, Ordering::Relaxed);
             super::tool::queued(t);
+            super::steer::reprioritise(t);
             let pool = t.team().tasks();
             match Thread::peek() {
                 // Onto this thread's deque only a task its scheduling constraint lets it start:

@@ -395,8 +395,14 @@ fn decide_team_size(th: Thread) -> (u32, ProcBind, u32) {
     let (fs, icvs) = (th.fork_state(), th.icvs());
     let requested = fs.take_nthreads();
     let bind = fs.take_bind().unwrap_or(icvs.bind);
-    let requested = if requested > 0 { requested } else { icvs.nthreads };
     let team = th.team();
+    let requested = if requested > 0 {
+        requested
+    } else if team.active_level == 0 {
+        crate::task::steer::num_threads().unwrap_or(icvs.nthreads)
+    } else {
+        icvs.nthreads
+    };
     if requested <= 1 || team.active_level >= icvs.max_active_levels {
         return (1, bind, requested);
     }
