@@ -1,0 +1,260 @@
+//! The task graph as the runtime tells it: functions, tasks with their times and threads,
+//! dependence edges, barriers.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// One event, decoded from `AYU_event`'s arguments (the data it points at copied out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    PreInit {
+        runtime: i32,
+    },
+    Init,
+    Finish,
+    RegisterFunction {
+        id: i64,
+        name: String,
+    },
+    AddTask {
+        id: i64,
+        function: i64,
+        priority: i64,
+    },
+    AddDependency {
+        succ: i64,
+        pred: i64,
+        addr: u64,
+    },
+    Queued {
+        id: i64,
+        thread: i64,
+    },
+    PreRun {
+        id: i64,
+        thread: i64,
+    },
+    Run {
+        id: i64,
+    },
+    PostRun {
+        id: i64,
+    },
+    Remove {
+        id: i64,
+    },
+    Barrier,
+    /// An event this library does not draw.
+    Other,
+}
+
+/// A task and what happened to it (times in nanoseconds since the library started).
+#[derive(Clone, Debug, Default)]
+pub struct Task {
+    pub id: i64,
+    pub function: i64,
+    pub priority: i64,
+    /// Barriers told before the task was added: the part of the graph it belongs to.
+    pub epoch: u32,
+    pub created: u64,
+    pub queued: Option<u64>,
+    /// The thread that ran it (-1: not started).
+    pub thread: i64,
+    pub start: Option<u64>,
+    pub end: Option<u64>,
+    pub removed: Option<u64>,
+}
+
+impl Task {
+    /// How long its body ran (0 while unknown).
+    pub fn run_time(&self) -> u64 {
+        match (self.start, self.end) {
+            (Some(s), Some(e)) => e.saturating_sub(s),
+            _ => 0,
+        }
+    }
+}
+
+/// An edge: `succ` runs after `pred`, through the storage at `addr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub pred: i64,
+    pub succ: i64,
+    pub addr: u64,
+}
+
+/// The graph recorded so far.
+pub struct Graph {
+    pub runtime: i32,
+    pub functions: HashMap<i64, String>,
+    /// In the order they were added (a predecessor is always added before its successor).
+    pub tasks: Vec<Task>,
+    index: HashMap<i64, usize>,
+    pub edges: Vec<Edge>,
+    pub barriers: u32,
+    pub finished: bool,
+    origin: Instant,
+}
+
+impl Default for Graph {
+    fn default() -> Graph {
+        Graph {
+            runtime: 0,
+            functions: HashMap::new(),
+            tasks: Vec::new(),
+            index: HashMap::new(),
+            edges: Vec::new(),
+            barriers: 0,
+            finished: false,
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Graph {
+    /// The task with id `id`, if it was added.
+    pub fn task(&self, id: i64) -> Option<&Task> {
+        self.index.get(&id).map(|&i| &self.tasks[i])
+    }
+
+    fn task_mut(&mut self, id: i64) -> Option<&mut Task> {
+        self.index.get(&id).map(|&i| &mut self.tasks[i])
+    }
+
+    /// Tasks started so far.
+    pub fn started(&self) -> usize {
+        self.tasks.iter().filter(|t| t.start.is_some()).count()
+    }
+
+    /// Tasks removed so far.
+    pub fn removed(&self) -> usize {
+        self.tasks.iter().filter(|t| t.removed.is_some()).count()
+    }
+
+    /// Records `e`, which happened now.
+    pub fn apply(&mut self, e: Event) {
+        let now = self.origin.elapsed().as_nanos() as u64;
+        match e {
+            Event::PreInit { runtime } => self.runtime = runtime,
+            Event::RegisterFunction { id, name } => {
+                self.functions.insert(id, name);
+            }
+            Event::AddTask { id, function, priority } => {
+                if self.index.contains_key(&id) {
+                    return;
+                }
+                self.index.insert(id, self.tasks.len());
+                self.tasks.push(Task {
+                    id,
+                    function,
+                    priority,
+                    epoch: self.barriers,
+                    created: now,
+                    thread: -1,
+                    ..Task::default()
+                });
+            }
+            Event::AddDependency { succ, pred, addr } => self.edges.push(Edge { pred, succ, addr }),
+            Event::Queued { id, .. } => {
+                if let Some(t) = self.task_mut(id) {
+                    t.queued = Some(now);
+                }
+            }
+            Event::PreRun { id, thread } => {
+                if let Some(t) = self.task_mut(id) {
+                    t.thread = thread;
+                    t.start = Some(now);
+                }
+            }
+            Event::Run { .. } => {}
+            Event::PostRun { id } => {
+                if let Some(t) = self.task_mut(id) {
+                    t.end = Some(now);
+                }
+            }
+            Event::Remove { id } => {
+                if let Some(t) = self.task_mut(id) {
+                    t.removed = Some(now);
+                    t.end.get_or_insert(now);
+                }
+            }
+            Event::Barrier => self.barriers += 1,
+            Event::Finish => self.finished = true,
+            Event::Init | Event::Other => {}
+        }
+    }
+
+    /// The function name of task `t` (its id when it was never registered).
+    pub fn function_name(&self, t: &Task) -> String {
+        self.functions.get(&t.function).cloned().unwrap_or_else(|| format!("function {}", t.function))
+    }
+
+    /// The critical path: the chain of edges whose tasks' run times add up to the most, as
+    /// task indices from its first task to its last (empty for an empty graph).
+    pub fn critical_path(&self) -> Vec<usize> {
+        let n = self.tasks.len();
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for e in &self.edges {
+            if let (Some(&p), Some(&s)) = (self.index.get(&e.pred), self.index.get(&e.succ)) {
+                preds[s].push(p);
+            }
+        }
+        // Tasks in the order they were added are in topological order.
+        let mut best = vec![0u64; n];
+        let mut via: Vec<Option<usize>> = vec![None; n];
+        for i in 0..n {
+            let from = preds[i].iter().copied().max_by_key(|&p| best[p]);
+            best[i] = self.tasks[i].run_time().max(1) + from.map_or(0, |p| best[p]);
+            via[i] = from;
+        }
+        let Some(mut at) = (0..n).max_by_key(|&i| best[i]) else { return Vec::new() };
+        let mut path = vec![at];
+        while let Some(p) = via[at] {
+            path.push(p);
+            at = p;
+        }
+        path.reverse();
+        path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diamond() -> Graph {
+        let mut g = Graph::default();
+        g.apply(Event::RegisterFunction { id: 1, name: "f".into() });
+        for id in 1..=4 {
+            g.apply(Event::AddTask { id, function: 1, priority: 0 });
+        }
+        for (pred, succ) in [(1, 2), (1, 3), (2, 4), (3, 4)] {
+            g.apply(Event::AddDependency { succ, pred, addr: 8 });
+        }
+        g
+    }
+
+    #[test]
+    fn the_critical_path_follows_the_longest_run_times() {
+        let mut g = diamond();
+        for (id, time) in [(1, 10), (2, 50), (3, 20), (4, 10)] {
+            let i = g.index[&id];
+            g.tasks[i].start = Some(0);
+            g.tasks[i].end = Some(time);
+        }
+        let ids: Vec<i64> = g.critical_path().iter().map(|&i| g.tasks[i].id).collect();
+        assert_eq!(ids, [1, 2, 4]);
+    }
+
+    #[test]
+    fn a_task_belongs_to_the_part_after_the_barriers_told_before_it() {
+        let mut g = diamond();
+        g.apply(Event::Barrier);
+        g.apply(Event::AddTask { id: 9, function: 1, priority: 2 });
+        assert_eq!(g.task(9).unwrap().epoch, 1);
+        assert_eq!(g.task(4).unwrap().epoch, 0);
+        // Added twice (a runtime that repeats itself): kept once.
+        g.apply(Event::AddTask { id: 9, function: 1, priority: 2 });
+        assert_eq!(g.tasks.len(), 5);
+    }
+}
