@@ -22,16 +22,16 @@
 //!
 //! Task ids are the tasks' numbers in the runtime's events (`Task::head.trace_id`, the numbers
 //! a trace gives them too: unique in the process, never 0, below 2^31 until two billion tasks
-//! were created, so that they pass as Ayudame's `int` task ids);
-//! a thread is told by its number in its team (`omp_get_thread_num`); function ids count from 1 in the order functions are first seen; a function
-//! is named by its source place (`file:line:column`, from the binary's debug information) or
-//! its symbol. An edge is told only while its predecessor has not completed (one that has
-//! completed orders nothing), after both tasks' ADDTASK; its address is the storage both
-//! tasks name in `depend` clauses (`usize::MAX`: `omp_all_memory`). A task its creator runs at
-//! once (undeferred: `if(0)`, included, a team of one, the cut-off) is never queued: its
-//! PRERUNTASK follows its ADDTASK. A detachable task's POSTRUNTASK comes when its body
-//! returns and its REMOVETASK when its event is fulfilled. Implicit tasks are not tasks of the
-//! graph (Ayudame's task 0 stands for the code outside tasks).
+//! were created, so that they pass as Ayudame's `int` task ids); a thread is told by its number
+//! in its team (`omp_get_thread_num`); function ids count from 1 in the order functions are
+//! first seen; a function is named by its source place (`file:line`, from the binary's debug
+//! information) or its symbol. An edge is told only while its predecessor has not completed
+//! (one that has completed orders nothing), after both tasks' ADDTASK; its address is the
+//! storage both tasks name in `depend` clauses (`usize::MAX`: `omp_all_memory`). A task its
+//! creator runs at once (undeferred: `if(0)`, included, a team of one, the cut-off) is never
+//! queued: its PRERUNTASK follows its ADDTASK. A detachable task's POSTRUNTASK comes when its
+//! body returns and its REMOVETASK when its event is fulfilled. Implicit tasks are not tasks of
+//! the graph (Ayudame's task 0 stands for the code outside tasks).
 //!
 //! Requests go the other way: the library's request functions, where it defines them, are
 //! asked by the scheduler ([`Requests`], a `Steering`): `AYU_getBreakpoint` and
