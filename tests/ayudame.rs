@@ -4,7 +4,7 @@
 //! 16 threads. Each run's events must be exactly the graph's: every task announced once with
 //! its function (named by its source line) and priority, every edge with the address its
 //! `depend` clauses name (a diamond, a chain, nested tasks, a detached task, mutexinoutset and
-//! inoutset groups, a taskloop), each task queued (when deferred), started, ended and removed once, in
+//! inoutset groups, a taskloop, a `taskwait depend`), each task queued (when deferred), started, ended and removed once, in
 //! that order, and Ayudame's ordering rules: an edge after both of its tasks, a task started
 //! only after each of its predecessors was removed. Then the library's requests: a blocked task
 //! starts only once the others have run, no task starts while the breakpoint is set, a raised
@@ -63,8 +63,14 @@ fn run(name: &str, threads: u32) -> Run {
 
 /// [`run`] with more environment (the mock library's requests).
 fn run_with(name: &str, threads: u32, env: &[(&str, &str)]) -> Run {
-    let exe = common::clang_topic("ayudame", name, true, name);
-    let log = common::profile_dir().join("ayudame-tests").join(format!("{name}-{threads}.log"));
+    run_as(name, name, threads, env)
+}
+
+/// [`run_with`], the program built as `exe` (a test that runs a program another test runs too
+/// builds its own: one test's build must not replace a file another is running).
+fn run_as(name: &str, exe_name: &str, threads: u32, env: &[(&str, &str)]) -> Run {
+    let exe = common::clang_topic("ayudame", name, true, exe_name);
+    let log = common::profile_dir().join("ayudame-tests").join(format!("{exe_name}-{threads}.log"));
     let mut c = Command::new(&exe);
     clean_env(&mut c);
     c.env("OMP_NUM_THREADS", threads.to_string())
@@ -83,10 +89,14 @@ fn run_with(name: &str, threads: u32, env: &[(&str, &str)]) -> Run {
             let mut words = l.split(' ');
             let name = words.next().unwrap().to_string();
             let id = words.next().unwrap().parse().unwrap();
-            let fields = words
+            let mut fields: HashMap<String, String> = words
                 .filter_map(|w| w.split_once('='))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
+            // A function's name is the rest of its line (it may hold spaces).
+            if let Some((_, n)) = l.split_once(" name=") {
+                fields.insert("name".into(), n.to_string());
+            }
             Ev { name, id, fields }
         })
         .collect();
@@ -415,5 +425,34 @@ fn the_requested_number_of_threads_is_the_next_regions() {
             [want.as_str(), want.as_str(), "2"],
             "OMP_NUM_THREADS={threads}, request {requested}"
         );
+    }
+}
+
+#[test]
+fn a_taskwait_depend_is_a_task_with_an_edge_from_what_it_waits_for() {
+    for threads in QUEUEING {
+        // No task starts until the first edge is told (the wait's: the two tasks have none),
+        // so the task the wait names cannot have completed before it.
+        let r = run_with("twdep", threads, &[("AYU_MOCK_BREAK", "edge")]);
+        let g = check_rules(&r);
+        let [first, _second] = one_each(&g, "twdep", threads);
+        let wait = g.of("taskwait depend");
+        assert_eq!(wait.len(), 1, "at {threads} threads: {:?}", g.tasks);
+        assert_eq!(g.edges, [(first, wait[0], addr(&r, "x"))].into(), "at {threads} threads");
+    }
+}
+
+#[test]
+fn a_library_that_blocks_in_every_event_only_slows_the_run() {
+    // Each event's thread sleeps inside AYU_event: every path that tells an event must let
+    // it (a library pausing there), and the graph must come out the same.
+    for threads in [2, 16] {
+        let programs =
+            [("diamond", 4), ("nested", 4), ("detached", 3), ("groups", 7), ("taskloop", 5), ("twdep", 3)];
+        for (name, tasks) in programs {
+            let r = run_as(name, &format!("{name}-delay"), threads, &[("AYU_MOCK_DELAY_US", "300")]);
+            let g = check_rules(&r);
+            assert_eq!(g.tasks.len(), tasks, "{name} at {threads} threads");
+        }
     }
 }

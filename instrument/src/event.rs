@@ -136,6 +136,11 @@ pub enum ToolEvent {
     /// `src`, not complete yet (task addresses), through the storage at `addr` (`usize::MAX`:
     /// through `omp_all_memory`).
     TaskDependence { src: usize, sink: usize, addr: usize },
+    /// The calling thread's current `taskwait depend` (told by [`ToolEvent::TaskwaitDeps`])
+    /// waits for task `src`, not complete yet, through the storage at `addr` (`usize::MAX`:
+    /// through `omp_all_memory`). (A tool interface is told the wait's dependences with the
+    /// wait; this names the tasks behind them.)
+    WaitDependence { src: usize, addr: usize },
     /// Explicit task `task` is ready and queued where team members take tasks (its
     /// dependences are satisfied and the runtime defers it). A task its creator runs at once
     /// is never queued.

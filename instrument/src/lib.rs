@@ -473,6 +473,12 @@ fn task_created_slow(site: Site, around: Around) -> u32 {
     id
 }
 
+/// A new number from the tasks' numbering, for something a recorder tells as a task of its
+/// own (a `taskwait depend`'s wait): unique among the tasks' numbers, never 0.
+pub fn next_number() -> u32 {
+    next_task_number()
+}
+
 /// A new block of task numbers for one thread: `(next, end)`, `next` not 0.
 pub(crate) fn task_number_block() -> (u32, u32) {
     // Relaxed: unique blocks are all that is needed. Number 0 means "not traced", so a block

@@ -31,7 +31,9 @@
 //! creator runs at once (undeferred: `if(0)`, included, a team of one, the cut-off) is never
 //! queued: its PRERUNTASK follows its ADDTASK. A detachable task's POSTRUNTASK comes when its
 //! body returns and its REMOVETASK when its event is fulfilled. Implicit tasks are not tasks of
-//! the graph (Ayudame's task 0 stands for the code outside tasks).
+//! the graph (Ayudame's task 0 stands for the code outside tasks). A `taskwait depend` is told
+//! as a task of its own, of the function `taskwait depend`, with an edge from each task it
+//! waits for; it starts and ends when the wait is over (as OMPT tells it).
 //!
 //! Requests go the other way: the library's request functions, where it defines them, are
 //! asked by the scheduler ([`Requests`], a `Steering`): `AYU_getBreakpoint` and
@@ -212,6 +214,60 @@ fn without_column(name: String) -> String {
     }
 }
 
+/// The function id of the `taskwait depend` waits (told as tasks of their own), registered
+/// the first time.
+fn wait_function_id() -> i64 {
+    let mut functions = FUNCTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    let map = functions.get_or_insert_with(HashMap::new);
+    // Key 0: no task's code is at address 0.
+    if let Some(&id) = map.get(&0) {
+        return id;
+    }
+    let id = map.len() as i64 + 1;
+    map.insert(0, id);
+    tell(event::REGISTERFUNCTION, id, c"taskwait depend".as_ptr() as *mut c_void);
+    id
+}
+
+thread_local! {
+    /// The calling thread's `taskwait depend` waits in progress, innermost last (a thread
+    /// runs other tasks while it waits, which may wait so too): the runtime's word for each
+    /// and its Ayudame id.
+    static WAITS: std::cell::RefCell<Vec<(usize, i64)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A `taskwait depend` whose word is `data` begins: told as a task of its own.
+fn wait_begins(data: usize) {
+    let id = oxiomp_instrument::next_number() as i64;
+    let mut info = [wait_function_id(), 0];
+    tell(event::ADDTASK, id, info.as_mut_ptr() as *mut c_void);
+    let _ = WAITS.try_with(|w| w.borrow_mut().push((data, id)));
+}
+
+/// The calling thread's innermost `taskwait depend` waits for task `src` through `addr`.
+fn wait_follows(src: usize, addr: usize) {
+    let wait = WAITS.try_with(|w| w.borrow().last().map(|&(_, id)| id)).ok().flatten();
+    if let (Some(wait), Some(src)) = (wait, id_of(src)) {
+        let mut info = [src as usize, addr, addr];
+        tell(event::ADDDEPENDENCY, wait, info.as_mut_ptr() as *mut c_void);
+    }
+}
+
+/// The `taskwait depend` whose word is `data` is over: it runs and ends at once.
+fn wait_ends(data: usize) {
+    let wait = WAITS.try_with(|w| {
+        let mut w = w.borrow_mut();
+        let i = w.iter().rposition(|&(d, _)| d == data)?;
+        Some(w.remove(i).1)
+    });
+    if let Ok(Some(id)) = wait {
+        tell_thread(event::PRERUNTASK, id);
+        for e in [event::RUNTASK, event::POSTRUNTASK, event::REMOVETASK] {
+            tell(e, id, std::ptr::null_mut());
+        }
+    }
+}
+
 thread_local! {
     /// The task the calling thread discarded last (cancelled before it started): its
     /// REMOVETASK is told at the discard, so the switch away from it that follows is not.
@@ -283,6 +339,9 @@ fn tool_event(e: ToolEvent) {
                 tell(event::ADDDEPENDENCY, sink, data.as_mut_ptr() as *mut c_void);
             }
         }
+        ToolEvent::TaskwaitDeps { data, .. } => wait_begins(data),
+        ToolEvent::WaitDependence { src, addr } => wait_follows(src, addr),
+        ToolEvent::TaskwaitDepsDone { data } => wait_ends(data),
         ToolEvent::TaskQueued { task } => {
             if let Some(id) = id_of(task) {
                 tell_thread(event::ADDTASKTOQUEUE, id);

@@ -5,9 +5,12 @@
  *   AYU_MOCK_BLOCK=f:n      tasks of function f (a REGISTERFUNCTION name) are blocked until n
  *                           tasks of other functions have been removed;
  *   AYU_MOCK_BREAK=n        the breakpoint is set from the start (logged as
- *                           "BREAKPOINT 0 state=on") until the n-th task is added;
+ *                           "BREAKPOINT 0 state=on") until the n-th task is added
+ *                           (n = edge: until the first edge is told);
  *   AYU_MOCK_PRIORITY=f:p   tasks of function f get priority p;
- *   AYU_MOCK_THREADS=n      the number of threads requested (0: none). */
+ *   AYU_MOCK_THREADS=n      the number of threads requested (0: none);
+ *   AYU_MOCK_DELAY_US=n     every event blocks its thread n microseconds (as a library that
+ *                           pauses inside AYU_event does, briefly). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;
@@ -35,6 +39,12 @@ static int setting_for(const char *name, int function, int none) {
   if (!colon || strncmp(v, functions[function], colon - v) || functions[function][colon - v])
     return none;
   return atoi(colon + 1);
+}
+
+/* Clears the breakpoint (called with the lock held, in the middle of an event's line). */
+static void break_off(void) {
+  __atomic_store_n(&breakpoint, 0, __ATOMIC_SEQ_CST);
+  fprintf(out, "\nBREAKPOINT 0 state=off");
 }
 
 static int function_of(int64_t id) { return id > 0 && id < MAX_TASKS ? task_function[id] : 0; }
@@ -73,15 +83,16 @@ void AYU_event(int event, const int64_t id, void *data) {
     fprintf(out, " function=%" PRId64 " priority=%" PRId64, d[0], d[1]);
     if (id > 0 && id < MAX_TASKS)
       task_function[id] = (int)d[0];
-    if (getenv("AYU_MOCK_BREAK") && ++added == atoi(getenv("AYU_MOCK_BREAK"))) {
-      __atomic_store_n(&breakpoint, 0, __ATOMIC_SEQ_CST);
-      fprintf(out, "\nBREAKPOINT 0 state=off");
-    }
+    if (getenv("AYU_MOCK_BREAK") && ++added == atoi(getenv("AYU_MOCK_BREAK")))
+      break_off();
     break;
   }
   case 7: {
     const uintptr_t *d = data;
     fprintf(out, " predecessor=%" PRIuPTR " address=%#" PRIxPTR " original=%#" PRIxPTR, d[0], d[1], d[2]);
+    const char *b = getenv("AYU_MOCK_BREAK");
+    if (b && !strcmp(b, "edge") && __atomic_load_n(&breakpoint, __ATOMIC_SEQ_CST))
+      break_off();
     break;
   }
   case 8:
@@ -99,6 +110,11 @@ void AYU_event(int event, const int64_t id, void *data) {
   fputc('\n', out);
   fflush(out);
   pthread_mutex_unlock(&lock);
+  const char *delay = getenv("AYU_MOCK_DELAY_US");
+  if (delay) {
+    struct timespec t = {0, atol(delay) * 1000L};
+    nanosleep(&t, NULL);
+  }
 }
 
 int AYU_getBreakpoint(void) { return __atomic_load_n(&breakpoint, __ATOMIC_SEQ_CST); }

@@ -392,8 +392,8 @@ pub(super) fn dispatch(e: ToolEvent) {
             }
         }
         // OMPT has no callback for a sink's wait (its dependence was told), nor for a task's
-        // queueing.
-        ToolEvent::DoacrossWait { .. } | ToolEvent::TaskQueued { .. } => {}
+        // queueing, nor for the tasks behind a `taskwait depend` (its dependences were told).
+        ToolEvent::DoacrossWait { .. } | ToolEvent::TaskQueued { .. } | ToolEvent::WaitDependence { .. } => {}
         ToolEvent::Doacross { source, iters, n } => {
             // SAFETY: as above.
             if let Some(f) = unsafe { callback::<DependencesFn>(cb::DEPENDENCES) } {

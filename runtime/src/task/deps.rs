@@ -175,13 +175,20 @@ struct Entry {
 }
 
 impl Entry {
+    /// Adds the edge that makes `t` follow `last` (if any) through the entry's address `addr`;
+    /// a tool is told the edges from the members of the group a join `last` stands for.
+    fn follow_last(&self, t: &Task, addr: usize) {
+        if let Some(l) = &self.last {
+            add_edge(l.get(), t, addr);
+            tell_through_join(&self.joined, t, addr);
+        }
+    }
+
     /// Adds the edges that make `t` follow every access to the entry's address `addr` so far:
     /// the open group, or the last node when no group is open.
     fn follow(&self, t: &Task, addr: usize) {
         if self.group.is_empty() {
-            if let Some(l) = &self.last {
-                add_edge(l.get(), t, addr);
-            }
+            self.follow_last(t, addr);
         } else {
             for g in &self.group {
                 add_edge(g.get(), t, addr);
@@ -226,29 +233,36 @@ fn add_edge(pred: &Task, succ: &Task, addr: usize) {
     if !std::ptr::eq(pred, succ)
         && pred.rest.dep.add_edge(NonNull::from(succ), &succ.rest.dep)
         && pred.head.kind == Kind::Explicit
-        && succ.head.kind == Kind::Explicit
     {
-        // A tool is told of the dependences between tasks (not of the runtime's own nodes).
-        oxiomp_instrument::tool(|| ToolEvent::TaskDependence {
-            src: pred as *const Task as usize,
-            sink: succ as *const Task as usize,
-            addr,
-        });
+        // A tool is told of the dependences between tasks, and of those of the calling
+        // thread's `taskwait depend` (not of the runtime's own nodes).
+        tell_edge(pred, succ, addr);
     }
 }
 
-/// Task `t` follows a join node that stands for the group `members` (empty: `t` follows no
-/// join, or no tool listens), through `addr`: a tool is told an edge from each member that
-/// has not completed, as if `t` followed it directly.
+/// Tells a tool that `succ` (a task, or the calling thread's `taskwait depend`) follows task
+/// `pred` through `addr`.
+fn tell_edge(pred: &Task, succ: &Task, addr: usize) {
+    let src = pred as *const Task as usize;
+    match succ.head.kind {
+        Kind::Explicit => oxiomp_instrument::tool(|| ToolEvent::TaskDependence {
+            src,
+            sink: succ as *const Task as usize,
+            addr,
+        }),
+        Kind::Waiter => oxiomp_instrument::tool(|| ToolEvent::WaitDependence { src, addr }),
+        _ => {}
+    }
+}
+
+/// Task `t` (or a `taskwait depend`'s waiter) follows a join node that stands for the group
+/// `members` (empty: `t` follows no join, or no tool listens), through `addr`: a tool is told
+/// an edge from each member that has not completed, as if `t` followed it directly.
 fn tell_through_join(members: &[NodeRef], t: &Task, addr: usize) {
     for m in members {
         let m = m.get();
-        if !m.rest.dep.is_complete() && m.head.kind == Kind::Explicit && t.head.kind == Kind::Explicit {
-            oxiomp_instrument::tool(|| ToolEvent::TaskDependence {
-                src: m as *const Task as usize,
-                sink: t as *const Task as usize,
-                addr,
-            });
+        if !m.rest.dep.is_complete() && m.head.kind == Kind::Explicit {
+            tell_edge(m, t, addr);
         }
     }
 }
@@ -310,10 +324,7 @@ impl DepMap {
                 // The map's reference is the join's only one now; its own is dropped when it
                 // completes (in `finish_registration` or by its last predecessor).
             }
-            if let Some(l) = &e.last {
-                add_edge(l.get(), t, d.addr);
-                tell_through_join(&e.joined, t, d.addr);
-            }
+            e.follow_last(t, d.addr);
             e.group_kind = gk;
             prune(&mut e.group);
             e.group.push(NodeRef::new(t));
@@ -343,9 +354,7 @@ impl DepMap {
         let add_frontier = |e: &Entry, addr: usize, reader: bool| {
             if reader && e.group_kind == GroupKind::In && !e.group.is_empty() {
                 // A reader only waits for what the open readers wait for.
-                if let Some(l) = &e.last {
-                    add_edge(l.get(), w, addr);
-                }
+                e.follow_last(w, addr);
             } else {
                 e.follow(w, addr);
             }
