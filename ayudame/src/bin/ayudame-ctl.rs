@@ -6,8 +6,8 @@
 //!
 //! With a request, sends it, prints the answer and exits (status 1 if it is an error).
 //! Without, reads requests from standard input, one a line, and prints each answer, until the
-//! input ends or `quit`: the session to step through a task graph in (a pause lasts while a
-//! client is connected). `help` lists the requests.
+//! input ends or `quit`: the way to step through a task graph (a pause lasts while a client is
+//! connected). `help` lists the requests.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::os::unix::net::UnixStream;
