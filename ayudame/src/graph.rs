@@ -1,7 +1,7 @@
 //! The task graph as the runtime tells it: functions, tasks with their times and threads,
 //! dependence edges, barriers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 /// One event, decoded from `AYU_event`'s arguments (the data it points at copied out).
@@ -121,11 +121,6 @@ impl Graph {
         self.index.get(&id).map(|&i| &mut self.tasks[i])
     }
 
-    /// Tasks started so far.
-    pub fn started(&self) -> usize {
-        self.tasks.iter().filter(|t| t.start.is_some()).count()
-    }
-
     /// Tasks removed so far.
     pub fn removed(&self) -> usize {
         self.tasks.iter().filter(|t| t.removed.is_some()).count()
@@ -189,17 +184,28 @@ impl Graph {
         self.functions.get(&t.function).cloned().unwrap_or_else(|| format!("function {}", t.function))
     }
 
-    /// The critical path: the chain of edges whose tasks' run times add up to the most, as
-    /// task indices from its first task to its last (empty for an empty graph).
-    pub fn critical_path(&self) -> Vec<usize> {
-        let n = self.tasks.len();
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    /// The position of task `id` in [`tasks`](Self::tasks), if it was added.
+    pub fn position(&self, id: i64) -> Option<usize> {
+        self.index.get(&id).copied()
+    }
+
+    /// Each task's predecessors, by position (the tasks' order is a topological one: a
+    /// predecessor is always added before its successor).
+    pub fn predecessors(&self) -> Vec<Vec<usize>> {
+        let mut preds = vec![Vec::new(); self.tasks.len()];
         for e in &self.edges {
-            if let (Some(&p), Some(&s)) = (self.index.get(&e.pred), self.index.get(&e.succ)) {
+            if let (Some(p), Some(s)) = (self.position(e.pred), self.position(e.succ)) {
                 preds[s].push(p);
             }
         }
-        // Tasks in the order they were added are in topological order.
+        preds
+    }
+
+    /// The critical path: the chain of edges whose tasks' run times add up to the most, as
+    /// task positions from its first task to its last (empty for an empty graph).
+    pub fn critical_path(&self) -> Vec<usize> {
+        let preds = self.predecessors();
+        let n = self.tasks.len();
         let mut best = vec![0u64; n];
         let mut via: Vec<Option<usize>> = vec![None; n];
         for i in 0..n {
@@ -215,6 +221,34 @@ impl Graph {
         }
         path.reverse();
         path
+    }
+
+    /// The critical path as the drawings mark it.
+    pub fn critical(&self) -> Critical {
+        let path = self.critical_path();
+        let mut tasks = vec![false; self.tasks.len()];
+        for &i in &path {
+            tasks[i] = true;
+        }
+        let edges = path.windows(2).map(|w| (self.tasks[w[0]].id, self.tasks[w[1]].id)).collect();
+        Critical { path, tasks, edges }
+    }
+}
+
+/// The critical path ([`Graph::critical_path`]), with what is on it.
+pub struct Critical {
+    /// Task positions, first to last.
+    pub path: Vec<usize>,
+    /// By task position: on the path.
+    pub tasks: Vec<bool>,
+    /// Its edges, as (predecessor id, successor id).
+    edges: HashSet<(i64, i64)>,
+}
+
+impl Critical {
+    /// Whether the edge `pred -> succ` is on the path.
+    pub fn has_edge(&self, pred: i64, succ: i64) -> bool {
+        self.edges.contains(&(pred, succ))
     }
 }
 

@@ -34,16 +34,12 @@ pub(crate) fn duration(ns: u64) -> String {
 /// the function, the task id, its thread and run time), an edge per dependence (labelled with
 /// its address), the critical path in red.
 pub fn dot(g: &Graph) -> String {
-    let critical = g.critical_path();
-    let mut on_path = vec![false; g.tasks.len()];
-    for &i in &critical {
-        on_path[i] = true;
-    }
+    let critical = g.critical();
     let mut out = String::from("digraph ayudame {\n  node [shape=box, style=filled];\n");
     for (i, t) in g.tasks.iter().enumerate() {
         let label =
             format!("{}\n#{} thread {} {}", g.function_name(t), t.id, t.thread, duration(t.run_time()));
-        let extra = if on_path[i] { ", color=red, penwidth=3" } else { "" };
+        let extra = if critical.tasks[i] { ", color=red, penwidth=3" } else { "" };
         let _ = writeln!(
             out,
             "  t{} [label={}, fillcolor=\"{}\"{extra}];",
@@ -52,10 +48,8 @@ pub fn dot(g: &Graph) -> String {
             colour(t.function)
         );
     }
-    let path_edges: Vec<(i64, i64)> =
-        critical.windows(2).map(|w| (g.tasks[w[0]].id, g.tasks[w[1]].id)).collect();
     for e in &g.edges {
-        let extra = if path_edges.contains(&(e.pred, e.succ)) { ", color=red, penwidth=3" } else { "" };
+        let extra = if critical.has_edge(e.pred, e.succ) { ", color=red, penwidth=3" } else { "" };
         let _ = writeln!(out, "  t{} -> t{} [label=\"{:#x}\"{extra}];", e.pred, e.succ, e.addr);
     }
     out.push_str("}\n");

@@ -33,14 +33,7 @@ fn legend_entry(name: &str) -> usize {
 
 /// Each task's layer, in the order the tasks were added (which is a topological order).
 fn layers(g: &Graph) -> Vec<usize> {
-    let index: std::collections::HashMap<i64, usize> =
-        g.tasks.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); g.tasks.len()];
-    for e in &g.edges {
-        if let (Some(&p), Some(&s)) = (index.get(&e.pred), index.get(&e.succ)) {
-            preds[s].push(p);
-        }
-    }
+    let preds = g.predecessors();
     let mut layer = vec![0; g.tasks.len()];
     let (mut epoch, mut base, mut deepest) = (0, 0, None::<usize>);
     for (i, t) in g.tasks.iter().enumerate() {
@@ -84,13 +77,7 @@ pub fn svg(g: &Graph) -> String {
             (MARGIN + (k % COLUMNS) * (W + GAP_X), top + row * (H + GAP_Y))
         })
         .collect();
-    let critical = g.critical_path();
-    let mut on_path = vec![false; g.tasks.len()];
-    for &i in &critical {
-        on_path[i] = true;
-    }
-    let index: std::collections::HashMap<i64, usize> =
-        g.tasks.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+    let critical = g.critical();
 
     let mut out = String::new();
     let _ = writeln!(
@@ -123,7 +110,7 @@ pub fn svg(g: &Graph) -> String {
         out,
         "<text x=\"{MARGIN}\" y=\"{}\" fill=\"#d00\">critical path ({} tasks) in red; {} tasks, {} edges, {} barriers</text>",
         MARGIN + LEGEND + 11,
-        critical.len(),
+        critical.path.len(),
         g.tasks.len(),
         g.edges.len(),
         g.barriers
@@ -143,16 +130,14 @@ pub fn svg(g: &Graph) -> String {
             );
         }
     }
-    let path_edges: Vec<(i64, i64)> =
-        critical.windows(2).map(|w| (g.tasks[w[0]].id, g.tasks[w[1]].id)).collect();
     // Each edge's address is its tooltip; written beside it too unless edges are so many that
     // the labels would cover each other.
     let labelled = g.edges.len() <= 2 * g.tasks.len();
     for e in &g.edges {
-        let (Some(&p), Some(&s)) = (index.get(&e.pred), index.get(&e.succ)) else { continue };
+        let (Some(p), Some(s)) = (g.position(e.pred), g.position(e.succ)) else { continue };
         let ((px, py), (sx, sy)) = (place[p], place[s]);
         let (x1, y1, x2, y2) = (px + W / 2, py + H, sx + W / 2, sy);
-        let hot = path_edges.contains(&(e.pred, e.succ));
+        let hot = critical.has_edge(e.pred, e.succ);
         let (stroke, width, marker) =
             if hot { ("#d00", 2.5, "arrow-critical") } else { ("#555", 1.0, "arrow") };
         let _ = write!(
@@ -174,7 +159,7 @@ pub fn svg(g: &Graph) -> String {
     }
     for (i, t) in g.tasks.iter().enumerate() {
         let (x, y) = place[i];
-        let (stroke, sw) = if on_path[i] { ("#d00", 3) } else { ("#333", 1) };
+        let (stroke, sw) = if critical.tasks[i] { ("#d00", 3) } else { ("#333", 1) };
         let thread = if t.thread >= 0 { format!("thread {}", t.thread) } else { "not run".to_string() };
         let _ = writeln!(
             out,

@@ -185,15 +185,23 @@ static FUNCTIONS: Mutex<Option<HashMap<usize, i64>>> = Mutex::new(None);
 
 /// The id of the task function at `code`, told (REGISTERFUNCTION) the first time.
 fn function_id(code: usize) -> i64 {
+    registered(code, || {
+        let name = code_name(code, Code::Entry).map_or_else(|| format!("{code:#x}"), without_column);
+        CString::new(name).unwrap_or_default()
+    })
+}
+
+/// The id of the function at `key` (a task's code; 0: the `taskwait depend` waits), told
+/// (REGISTERFUNCTION) with the name `name()` gives the first time.
+fn registered(key: usize, name: impl FnOnce() -> CString) -> i64 {
     let mut functions = FUNCTIONS.lock().unwrap_or_else(|e| e.into_inner());
     let map = functions.get_or_insert_with(HashMap::new);
-    if let Some(&id) = map.get(&code) {
+    if let Some(&id) = map.get(&key) {
         return id;
     }
     let id = map.len() as i64 + 1;
-    map.insert(code, id);
-    let name = code_name(code, Code::Entry).map_or_else(|| format!("{code:#x}"), without_column);
-    let name = CString::new(name).unwrap_or_default();
+    map.insert(key, id);
+    let name = name();
     // Told under the lock: no task of the function is announced before its name.
     tell(event::REGISTERFUNCTION, id, name.as_ptr() as *mut c_void);
     id
@@ -214,19 +222,10 @@ fn without_column(name: String) -> String {
     }
 }
 
-/// The function id of the `taskwait depend` waits (told as tasks of their own), registered
-/// the first time.
+/// The function id of the `taskwait depend` waits (told as tasks of their own).
 fn wait_function_id() -> i64 {
-    let mut functions = FUNCTIONS.lock().unwrap_or_else(|e| e.into_inner());
-    let map = functions.get_or_insert_with(HashMap::new);
     // Key 0: no task's code is at address 0.
-    if let Some(&id) = map.get(&0) {
-        return id;
-    }
-    let id = map.len() as i64 + 1;
-    map.insert(0, id);
-    tell(event::REGISTERFUNCTION, id, c"taskwait depend".as_ptr() as *mut c_void);
-    id
+    registered(0, || c"taskwait depend".to_owned())
 }
 
 thread_local! {
