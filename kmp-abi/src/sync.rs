@@ -38,11 +38,17 @@ pub extern "C" fn oxiomp_kmpc_single(loc: *const Ident, gtid: i32) -> i32 {
             State::Single,
         );
     } else {
-        // The others' part of the construct (the trace has none): a tool sees it begin and end.
-        oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SINGLE_OTHER, begin: true, count: 1 });
-        oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SINGLE_OTHER, begin: false, count: 1 });
+        single_other();
     }
     won as i32
+}
+
+/// The part of a `single` construct of a thread that does not run the block (the trace has
+/// none): a tool sees it begin and end.
+#[inline]
+pub(crate) fn single_other() {
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SINGLE_OTHER, begin: true, count: 1 });
+    oxiomp_instrument::tool(|| ToolEvent::Work { kind: work_kind::SINGLE_OTHER, begin: false, count: 1 });
 }
 
 #[unsafe(no_mangle)]

@@ -125,3 +125,53 @@ fn the_search_is_logged_to_a_file() {
     assert!(text_log.contains("Tool was started and is using the OMPT interface."), "{text_log}");
     assert!(!text(&o.stdout).contains("LOGGING") && !text(&o.stderr).contains("LOGGING"));
 }
+
+/// A gcc-built program's worksharing as a tool sees it (`tests/trace/trace_ws_gcc.c`): each
+/// `single` has one executor, whose block ends before the thread's next barrier (gcc's code
+/// marks no end: the `nowait` one ends at the barrier of the loop gcc divides itself), and a
+/// loop begun without a first chunk is a static loop of unknown count (0).
+#[test]
+fn a_gcc_programs_single_and_self_divided_loop_are_told() {
+    let out = profile_dir().join("ompt-tests");
+    std::fs::create_dir_all(&out).unwrap();
+    let tool = out.join("libworktool.so");
+    let prog = out.join("trace_ws_gcc");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    common::clang(&src.join("tests/ompt/work_tool.c"), &tool, &["-shared", "-fPIC", "-O2", "-Wall"]);
+    common::gcc(&src.join("tests/trace/trace_ws_gcc.c"), &prog, &["-fopenmp", "-O2", "-Wall"]);
+    for threads in [1, 2, 3, 16] {
+        let mut c = Command::new(&prog);
+        clean_env(&mut c);
+        c.env("LD_LIBRARY_PATH", &lib().dir)
+            .env("OMP_NUM_THREADS", threads.to_string())
+            .env("OMP_TOOL_LIBRARIES", &tool);
+        let o = c.output().unwrap();
+        let stdout = text(&o.stdout);
+        assert!(o.status.success(), "{threads} threads: {}{stdout}", text(&o.stderr));
+        let mut executors = 0;
+        let mut members = 0;
+        for line in stdout.lines().filter_map(|l| l.strip_prefix("work: ")) {
+            if !line.contains("L+") {
+                continue;
+            }
+            members += 1;
+            let toks: Vec<&str> = line.split(' ').collect();
+            // Each single's part is a begin directly followed by its end (no barrier inside).
+            let work: Vec<&str> = toks.iter().copied().filter(|&t| t != "B").collect();
+            assert_eq!(work.len(), 8, "{threads} threads: {line}");
+            for k in [0, 2, 6] {
+                let pair = (work[k], work[k + 1]);
+                assert!(pair == ("S+", "S-") || pair == ("s+", "s-"), "{threads} threads: {line}");
+                executors += (pair.0 == "S+") as usize;
+            }
+            assert_eq!(&work[4..6], ["L+0", "L-"], "{threads} threads: {line}");
+            for w in toks.windows(2) {
+                if w[0] == "S+" {
+                    assert_eq!(w[1], "S-", "{threads} threads: a single's block holds a barrier: {line}");
+                }
+            }
+        }
+        assert_eq!(members, threads, "{threads} threads: {stdout}");
+        assert_eq!(executors, 3, "{threads} threads: {stdout}");
+    }
+}

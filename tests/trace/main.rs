@@ -20,7 +20,8 @@ use oxiomp_instrument::format::{self, Event, Payload};
 use oxiomp_instrument::trace::{self, Trace};
 use oxiomp_instrument::{State, Subsystem};
 
-/// Builds `tests/trace/<name>.c` into a file of its own for this `threads` value; returns it.
+/// Builds `tests/trace/<name>.c` (with gcc when the name ends in `_gcc`: it runs on our
+/// `libgomp.so.1`) into a file of its own for this `threads` value; returns it.
 fn build(name: &str, threads: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trace").join(format!("{name}.c"));
     let dir = profile_dir().join("trace-tests");
@@ -28,7 +29,8 @@ fn build(name: &str, threads: &str) -> PathBuf {
     // One executable per run: tests that run one program in teams of different sizes run
     // in parallel (one compiling over the file the other executes fails with ETXTBSY).
     let exe = dir.join(format!("{name}-{threads}"));
-    common::clang(&src, &exe, &["-fopenmp", "-O2", "-Wall", "-g"]);
+    let build = if name.ends_with("_gcc") { common::gcc } else { common::clang };
+    build(&src, &exe, &["-fopenmp", "-O2", "-Wall", "-g"]);
     exe
 }
 

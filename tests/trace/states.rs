@@ -641,3 +641,60 @@ fn runtime_states_and_spin_waits_are_recorded() {
         own[0].0
     );
 }
+
+/// gcc's code marks no end of a `single` block and divides static loops itself: a `single`
+/// is traced until the thread's next barrier (here its construct's barrier, or for the
+/// `nowait` one the barrier of the loop gcc runs without a call), a loop begun by a 5.0
+/// start without a first chunk as a static loop, `single copyprivate` until its
+/// `GOMP_single_copy_end`.
+#[test]
+fn gcc_worksharing_states_are_exact() {
+    for threads in ["1", "3", "4"] {
+        let (t, _) = traced_run("trace_ws_gcc", threads, true);
+        let mut singles = 0;
+        let mut members = 0;
+        for th in &t.threads {
+            // One letter per construct: S a single block, L the thread's part of the static
+            // loop (each an enter directly followed by its leave), B a plain barrier begins.
+            let mut got = String::new();
+            let events = seq(&th.events, &[Subsystem::WorkDistribution, Subsystem::Barrier]);
+            let mut k = 0;
+            while k < events.len() {
+                match events[k] {
+                    (true, s @ (State::Single | State::StaticForChunk)) => {
+                        assert_eq!(events.get(k + 1), Some(&(false, s)), "thread {}: {events:?}", th.tid);
+                        got.push(if s == State::Single { 'S' } else { 'L' });
+                        k += 2;
+                        continue;
+                    }
+                    (true, State::BarrierPlain) => got.push('B'),
+                    (_, s) if s.subsystem() == Subsystem::WorkDistribution => {
+                        panic!("thread {}: {s:?} in {events:?}", th.tid)
+                    }
+                    _ => {}
+                }
+                k += 1;
+            }
+            if !got.contains('L') {
+                assert!(!got.contains('S'), "thread {}: a single outside the region: {got}", th.tid);
+                continue;
+            }
+            members += 1;
+            singles += got.matches('S').count();
+            // The single; the nowait single and the loop gcc divides (one barrier); the
+            // reduction loop, its barrier and the reductions' barrier; the copyprivate
+            // single, the hand-over of its data and gcc's barrier after it (a team of one
+            // hands nothing over, and its region ends in a plain barrier).
+            assert_eq!(got.replace('S', ""), "BBLBBBB", "thread {}: {got}", th.tid);
+            let parts: Vec<&str> = got.split('B').collect();
+            assert!(
+                parts[0].len() <= 1 && parts[1].len() <= 1 && parts[4].len() <= 1,
+                "thread {}: {got}",
+                th.tid
+            );
+            assert_eq!(parts[2], "L", "thread {}: {got}", th.tid);
+        }
+        assert_eq!(members, threads.parse::<usize>().unwrap(), "{threads} threads: members");
+        assert_eq!(singles, 3, "{threads} threads: each single ran once");
+    }
+}

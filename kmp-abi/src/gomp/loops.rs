@@ -248,7 +248,7 @@ ull_loop_runtime_entries! {
 }
 
 /// The first chunk of a loop begun by a 5.0 start, if gcc asks for one (a null `istart`:
-/// gcc schedules a static loop itself and wanted the reductions or the scratch block only).
+/// gcc divides a static loop itself and wanted the reductions or the scratch block only).
 fn first_chunk(th: Thread, istart: *mut i64, iend: *mut i64) -> bool {
     istart.is_null() || loop_next(th, istart, iend)
 }
@@ -256,7 +256,8 @@ fn first_chunk(th: Thread, istart: *mut i64, iend: *mut i64) -> bool {
 /// The 5.0 start of a loop (`GOMP_loop_start` and its ordered and `ull` variants): `sched`
 /// in gcc's numbers; with `reductions` every thread opens a taskgroup that holds the loop's
 /// task reductions; with `mem` the team shares a zeroed block of `*mem` bytes (its address
-/// returned in `*mem`).
+/// returned in `*mem`). `divided_by_caller` (a null `istart`): gcc's code divides a static
+/// loop itself, passing placeholder bounds, and ends it with `GOMP_loop_end*`.
 #[allow(clippy::too_many_arguments)]
 fn start_5(
     th: Thread,
@@ -265,6 +266,7 @@ fn start_5(
     sched: i64,
     chunk: i64,
     ordered: bool,
+    divided_by_caller: bool,
     reductions: *mut usize,
     mem: *mut *mut c_void,
 ) {
@@ -272,10 +274,17 @@ fn start_5(
         crate::misuse(what, format_args!("unknown schedule {sched:#x}; the loop is scheduled statically"));
         static_sched(chunk)
     });
+    ws::end_unmarked_single(th);
     if !reductions.is_null() {
         reduction::workshare_taskgroup_begin(th);
     }
-    loop_init(th, kind, span, chunk);
+    if divided_by_caller {
+        // gcc's placeholder bounds (the same on every thread) are what the checks compare.
+        let last = if span.incr > 0 { span.end - 1 } else { span.end + 1 };
+        ws::static_init_unbounded(th, 0, span.start, last, span.incr);
+    } else {
+        loop_init(th, kind, span, chunk);
+    }
     WsShared::join(th, reductions, mem);
 }
 
@@ -298,7 +307,8 @@ pub unsafe extern "C" fn GOMP_loop_start(
     mem: *mut *mut c_void,
 ) -> bool {
     let th = Thread::current();
-    start_5(th, "GOMP_loop_start", Span::long(start, end, incr), sched, chunk, false, reductions, mem);
+    let span = Span::long(start, end, incr);
+    start_5(th, "GOMP_loop_start", span, sched, chunk, false, istart.is_null(), reductions, mem);
     first_chunk(th, istart, iend)
 }
 
@@ -321,7 +331,7 @@ pub unsafe extern "C" fn GOMP_loop_ordered_start(
 ) -> bool {
     let th = Thread::current();
     let span = Span::long(start, end, incr);
-    start_5(th, "GOMP_loop_ordered_start", span, sched, chunk, true, reductions, mem);
+    start_5(th, "GOMP_loop_ordered_start", span, sched, chunk, true, istart.is_null(), reductions, mem);
     first_chunk(th, istart, iend)
 }
 
@@ -345,7 +355,8 @@ pub unsafe extern "C" fn GOMP_loop_ull_start(
 ) -> bool {
     let th = Thread::current();
     let span = Span::ull(up, start, end, incr);
-    start_5(th, "GOMP_loop_ull_start", span, sched, ull_chunk(chunk), false, reductions, mem);
+    let chunk = ull_chunk(chunk);
+    start_5(th, "GOMP_loop_ull_start", span, sched, chunk, false, istart.is_null(), reductions, mem);
     first_chunk(th, istart as *mut i64, iend as *mut i64)
 }
 
@@ -369,7 +380,8 @@ pub unsafe extern "C" fn GOMP_loop_ull_ordered_start(
 ) -> bool {
     let th = Thread::current();
     let span = Span::ull(up, start, end, incr);
-    start_5(th, "GOMP_loop_ull_ordered_start", span, sched, ull_chunk(chunk), true, reductions, mem);
+    let chunk = ull_chunk(chunk);
+    start_5(th, "GOMP_loop_ull_ordered_start", span, sched, chunk, true, istart.is_null(), reductions, mem);
     first_chunk(th, istart as *mut i64, iend as *mut i64)
 }
 
@@ -493,6 +505,7 @@ fn doacross_start_5(
         crate::misuse(what, format_args!("unknown schedule {sched:#x}; the loop is scheduled statically"));
         static_sched(chunk)
     });
+    ws::end_unmarked_single(th);
     if !reductions.is_null() {
         reduction::workshare_taskgroup_begin(th);
     }
@@ -652,6 +665,7 @@ pub unsafe extern "C" fn GOMP_sections2_start(
     mem: *mut *mut c_void,
 ) -> u32 {
     let th = Thread::current();
+    ws::end_unmarked_single(th);
     if !reductions.is_null() {
         reduction::workshare_taskgroup_begin(th);
     }
@@ -707,6 +721,7 @@ fn sections_leave(th: Thread) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn GOMP_scope_start(reductions: *mut usize) {
     let th = Thread::current();
+    ws::end_unmarked_single(th);
     if reductions.is_null() {
         return;
     }

@@ -96,6 +96,7 @@ unsafe fn run_region(data: *const (), _gtid: i32, _tid: u32) {
     r.begin_member(th);
     // SAFETY: gcc's outlined function takes its data block, alive until the join.
     unsafe { (r.func)(r.data) }
+    ws::end_unmarked_single(th);
     if let Setup::Reductions(_) = r.setup {
         reduction::parallel_end(th);
     }

@@ -37,6 +37,8 @@ pub extern "C" fn GOMP_parallel_start(func: Outlined, data: *mut c_void, num_thr
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_parallel_end() {
     let th = Thread::current();
+    // The primary's part of the region ran in gcc's code: a `single nowait` it won ends here.
+    oxiomp_runtime::worksharing::end_unmarked_single(th);
     match oxiomp_runtime::fork_close(th) {
         Some(data) => {
             // SAFETY: the only regions opened with `fork_open` are `start`'s, whose job data

@@ -13,22 +13,36 @@ pub(super) fn barrier(th: Thread) {
     crate::sync::oxiomp_kmpc_barrier(std::ptr::null(), th.gtid());
 }
 
-/// `single`: true for the one thread that runs the block.
+/// `single`: true for the one thread that runs the block. gcc's code marks no end of the
+/// block: it is traced until the thread's next barrier or worksharing construct (see
+/// `ws::single_begin_unmarked`).
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_single_start() -> bool {
+    let th = Thread::current();
+    ws::end_unmarked_single(th);
     oxiomp_instrument::meet(|| Meet::plain(MeetKind::Single, 0));
-    oxiomp_runtime::team::single(Thread::current())
+    let won = oxiomp_runtime::team::single(th);
+    if won {
+        ws::single_begin_unmarked(th, 0);
+    } else {
+        crate::sync::single_other();
+    }
+    won
 }
 
 /// `single copyprivate`: null for the thread that runs the block (it then calls
-/// [`GOMP_single_copy_end`]); the others wait for it and get its data block.
+/// [`GOMP_single_copy_end`], which ends the block); the others wait for it and get its data
+/// block.
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_single_copy_start() -> *mut c_void {
-    oxiomp_instrument::meet(|| Meet::plain(MeetKind::Single, 0));
     let th = Thread::current();
+    ws::end_unmarked_single(th);
+    oxiomp_instrument::meet(|| Meet::plain(MeetKind::Single, 0));
     if oxiomp_runtime::team::single(th) {
+        ws::single_begin_unmarked(th, 0);
         return std::ptr::null_mut();
     }
+    crate::sync::single_other();
     let _entered = crate::ompt::frame::enter(th);
     ws::copyprivate_light(th, std::ptr::null_mut())
 }
@@ -38,6 +52,7 @@ pub extern "C" fn GOMP_single_copy_start() -> *mut c_void {
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_single_copy_end(data: *mut c_void) {
     let th = Thread::current();
+    ws::end_unmarked_single(th);
     let _entered = crate::ompt::frame::enter(th);
     ws::copyprivate_light(th, data);
 }

@@ -119,6 +119,7 @@ impl Team {
     /// `ompt_sync_region_t`: explicit, implicit at a worksharing construct's end, ...).
     #[inline]
     pub fn barrier_as(&self, th: Thread, kind: u32) {
+        crate::worksharing::end_unmarked_single(th);
         if crate::query::cancellation_on() {
             // A member that left a cancelled region never arrives: see `barrier`'s protocol.
             self.cancel_barrier_as(th, kind);
@@ -137,6 +138,7 @@ impl Team {
     /// is one of `kind`: true, on every member leaving this episode alike, when the region was
     /// cancelled (see `barrier`'s protocol).
     pub fn cancel_barrier_as(&self, th: Thread, kind: u32) -> bool {
+        crate::worksharing::end_unmarked_single(th);
         oxiomp_instrument::barrier_plain_enter();
         oxiomp_instrument::tool(|| ToolEvent::Sync { kind, point: SyncPoint::BeginWait });
         let tid = th.tid();

@@ -28,6 +28,8 @@ pub use static_sched::StaticChunk;
 /// `sched_type` values of `distribute` (dist_schedule static chunked / unchunked).
 const DISTRIBUTE_CHUNKED: i32 = 91;
 const DISTRIBUTE: i32 = 92;
+/// `kmp_sch_static`, a static loop in blocks.
+const STATIC: i32 = 34;
 
 /// What a static worksharing construct is, for the state it records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +123,57 @@ fn static_chunk_event(c: &StaticChunk, ub: i128, incr: i128, of: ChunkOf) -> Too
 /// run-time checks compare it.
 fn loop_meet(kind: MeetKind, ident: usize, sched: i32, lb: i128, ub: i128, incr: i128, chunk: i64) -> Meet {
     Meet { kind, ident, lower: lb as i64, upper: ub as i64, stride: incr as i64, sched, chunk, code: 0 }
+}
+
+/// A static loop whose iterations the program's own code divides among the team, of which
+/// the runtime knows neither bounds nor schedule (gcc's 5.0 loop start without a first
+/// chunk, for the loop's task reductions or scratch block): the calling thread enters its
+/// part as for any static loop (a tool is told the loop with a count of 0, unknown), and
+/// leaves it through [`dispatch_deinit`]. The threads meet it, for the run-time checks, as a
+/// loop over `lb..=ub` by `incr` (what the program passed).
+pub fn static_init_unbounded(th: Thread, ident: usize, lb: i128, ub: i128, incr: i128) {
+    end_left_loop(th);
+    let ws = th.ws_state();
+    ws.next_construct();
+    ws.replace_static_open(true);
+    oxiomp_instrument::meet(|| loop_meet(MeetKind::Loop, ident, STATIC, lb, ub, incr, 0));
+    oxiomp_instrument::worksharing_enter(
+        oxiomp_instrument::Worksharing::ForStatic,
+        ident,
+        oxiomp_instrument::State::StaticForChunk,
+    );
+    oxiomp_instrument::tool(|| ToolEvent::Work {
+        kind: oxiomp_instrument::work_kind::LOOP_STATIC,
+        begin: true,
+        count: 0,
+    });
+}
+
+/// The calling thread won a `single` whose block's end the compiler's code does not mark
+/// (gcc's: no call follows the block but the construct's barrier, if any): the block is
+/// traced, and told to a tool, from here until the thread next meets a barrier or a
+/// worksharing construct or its implicit task ends ([`end_unmarked_single`]), which is the
+/// block's end exactly unless the construct is `nowait`.
+pub fn single_begin_unmarked(th: Thread, ident: usize) {
+    end_unmarked_single(th);
+    th.ws_state().replace_single_open(true);
+    oxiomp_instrument::worksharing_enter(
+        oxiomp_instrument::Worksharing::Single,
+        ident,
+        oxiomp_instrument::State::Single,
+    );
+}
+
+/// Ends the calling thread's unmarked `single` block, if one is open (see
+/// [`single_begin_unmarked`]).
+#[inline]
+pub fn end_unmarked_single(th: Thread) {
+    if th.ws_state().replace_single_open(false) {
+        oxiomp_instrument::worksharing_leave(
+            oxiomp_instrument::State::Single,
+            oxiomp_instrument::Worksharing::Single,
+        );
+    }
 }
 
 /// `__kmpc_for_static_fini`.
@@ -271,10 +324,15 @@ fn loop_trace(ws: &state::ThreadState) -> (oxiomp_instrument::Worksharing, oxiom
 }
 
 /// A dispatched loop this thread left without draining it (cancellation skips the drain and
-/// `__kmpc_dispatch_deinit`) ends, for the trace, where the next worksharing construct begins.
+/// `__kmpc_dispatch_deinit`) ends, for the trace, where the next worksharing construct begins;
+/// so does a `single` block whose end the compiler's code does not mark.
 #[inline]
 pub(crate) fn end_left_loop(th: Thread) {
     let ws = th.ws_state();
+    end_unmarked_single(th);
+    if ws.replace_static_open(false) {
+        static_fini(th, StaticKind::Loop);
+    }
     if ws.replace_chunk_open(false) {
         oxiomp_instrument::leave_with(|| loop_trace(ws).1);
     }

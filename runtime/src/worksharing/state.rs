@@ -25,6 +25,13 @@ pub(crate) struct ThreadState {
     ws_count: Cell<u32>,
     /// Inside a `__kmpc_sections_init` / `__kmpc_end_sections` construct.
     sections_open: Cell<bool>,
+    /// In a static loop that the program's code divides itself and ends through the
+    /// dispatcher's leave (gcc's 5.0 loop start without a first chunk).
+    static_open: Cell<bool>,
+    /// Running a `single` block whose end the compiler's code does not mark (gcc's): it ends,
+    /// for the trace and tools, where the thread next meets a barrier or worksharing
+    /// construct, or its implicit task ends.
+    single_open: Cell<bool>,
     /// The doacross loop the thread is in, with its number (taken while in use).
     doacross: Cell<Option<(u32, Arc<Doacross>)>>,
     /// The compiler layer's state of the construct the thread is in, with its number (see
@@ -38,6 +45,7 @@ pub(crate) struct Saved {
     singles: u32,
     cursor: Cursor,
     ws_count: u32,
+    single_open: bool,
 }
 
 impl Default for ThreadState {
@@ -49,6 +57,8 @@ impl Default for ThreadState {
             loop_open: Cell::new(false),
             ws_count: Cell::new(0),
             sections_open: Cell::new(false),
+            static_open: Cell::new(false),
+            single_open: Cell::new(false),
             doacross: Cell::new(None),
             abi: Cell::new(None),
         }
@@ -67,6 +77,7 @@ impl ThreadState {
         self.chunk_open.set(false);
         self.loop_open.set(false);
         self.sections_open.set(false);
+        self.static_open.set(false);
     }
 
     /// A new implicit task: its construct counters begin at zero.
@@ -75,11 +86,17 @@ impl ThreadState {
         self.singles.set(0);
         *self.cursor.borrow_mut() = Cursor::default();
         self.ws_count.set(0);
+        self.single_open.set(false);
     }
 
     #[inline]
     pub(crate) fn save(&self) -> Saved {
-        Saved { singles: self.singles.get(), cursor: *self.cursor.borrow(), ws_count: self.ws_count.get() }
+        Saved {
+            singles: self.singles.get(),
+            cursor: *self.cursor.borrow(),
+            ws_count: self.ws_count.get(),
+            single_open: self.single_open.get(),
+        }
     }
 
     #[inline]
@@ -87,6 +104,7 @@ impl ThreadState {
         self.singles.set(s.singles);
         *self.cursor.borrow_mut() = s.cursor;
         self.ws_count.set(s.ws_count);
+        self.single_open.set(s.single_open);
     }
 
     /// Counts one more `single` construct; returns its number (from 1).
@@ -126,6 +144,16 @@ impl ThreadState {
     #[inline]
     pub(crate) fn replace_loop_open(&self, b: bool) -> bool {
         self.loop_open.replace(b)
+    }
+
+    #[inline]
+    pub(crate) fn replace_static_open(&self, b: bool) -> bool {
+        self.static_open.replace(b)
+    }
+
+    #[inline]
+    pub(crate) fn replace_single_open(&self, b: bool) -> bool {
+        self.single_open.replace(b)
     }
 
     #[inline]
