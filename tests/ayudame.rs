@@ -4,9 +4,10 @@
 //! 16 threads. Each run's events must be exactly the graph's: every task announced once with
 //! its function (named by its source line) and priority, every edge with the address its
 //! `depend` clauses name (a diamond, a chain, nested tasks, a detached task, mutexinoutset and
-//! inoutset groups, a taskloop, a `taskwait depend`), each task queued (when deferred), started, ended and removed once, in
-//! that order, and Ayudame's ordering rules: an edge after both of its tasks, a task started
-//! only after each of its predecessors was removed. Then the library's requests: a blocked task
+//! inoutset groups, a taskloop, a `taskwait depend`), each task's accesses (oxiomp's
+//! `oxiomp_ayu_access`), each task queued (when deferred), started, ended and removed once, in
+//! that order, and Ayudame's ordering rules: an edge after both of its tasks and their
+//! accesses, a task started only after each of its predecessors was removed. Then the library's requests: a blocked task
 //! starts only once the others have run, no task starts while the breakpoint is set, a raised
 //! priority puts a task first, a requested number of threads is the next region's.
 
@@ -129,6 +130,8 @@ struct Graph {
     edges: HashSet<(i64, i64, u64)>,
     /// Each task's priority.
     priority: HashMap<i64, i64>,
+    /// Each task's accesses (`oxiomp_ayu_access`): OMPT's dependence type by (task, address).
+    access: HashMap<(i64, u64), i64>,
 }
 
 impl Graph {
@@ -154,6 +157,7 @@ fn check_rules(r: &Run) -> Graph {
     let mut tasks = Vec::new();
     let mut priority = HashMap::new();
     let mut edges = HashSet::new();
+    let mut access = HashMap::new();
     // Per task: the index of each of its events.
     let mut at: HashMap<(i64, &str), usize> = HashMap::new();
     for (i, e) in ev.iter().enumerate() {
@@ -185,7 +189,23 @@ fn check_rules(r: &Run) -> Graph {
                     show()
                 );
                 assert_eq!(e.fields["address"], e.fields["original"]);
-                assert!(edges.insert((pred, e.id, e.num("address") as u64)), "edge told twice:\n{}", show());
+                let a = e.num("address") as u64;
+                assert!(edges.insert((pred, e.id, a)), "edge told twice:\n{}", show());
+                // Both tasks' accesses were told before it: each named the address, or all
+                // memory.
+                for t in [pred, e.id] {
+                    assert!(
+                        access.contains_key(&(t, a)) || access.contains_key(&(t, u64::MAX)),
+                        "edge {pred} -> {} through {a:#x} before task {t}'s access:\n{}",
+                        e.id,
+                        show()
+                    );
+                }
+            }
+            "ACCESS" => {
+                assert!(at.contains_key(&(e.id, "ADDTASK")), "access before its task's ADDTASK:\n{}", show());
+                let a = e.num("address") as u64;
+                assert!(access.insert((e.id, a), e.num("type")).is_none(), "access told twice:\n{}", show());
             }
             "ADDTASKTOQUEUE" => {
                 assert!((0..r.threads as i64).contains(&e.num("thread")), "{e:?}");
@@ -225,7 +245,7 @@ fn check_rules(r: &Run) -> Graph {
     // The team's barriers wait for its tasks: one ends after every task was removed.
     let removed = tasks.iter().map(|&(id, _)| at[&(id, "REMOVETASK")]).max().unwrap_or(0);
     assert!(ev[removed..].iter().any(|e| e.name == "BARRIER"), "no barrier after the tasks:\n{}", show());
-    Graph { tasks, edges, priority }
+    Graph { tasks, edges, priority, access }
 }
 
 /// The one task of each of the first `N` task directives of program `name`, by directive.
@@ -339,6 +359,11 @@ fn edges_through_groups_are_told_from_the_groups_members() {
                 .into()
         };
         assert_eq!(g.edges, expected, "at {threads} threads");
+        // Each task's access to x (OMPT's types: clang passes `out` as `inout`, 3), from which
+        // a reader tells the edges into and out of each group, and the groups' members.
+        let types: Vec<i64> = [w, m1, m2, rd, s1, s2, o].iter().map(|&t| g.access[&(t, x)]).collect();
+        assert_eq!(types, [3, 4, 4, 1, 7, 7, 3], "at {threads} threads");
+        assert_eq!(g.access.len(), 7, "at {threads} threads: {:?}", g.access);
         // The mutexinoutset members never run at once.
         assert!(
             at(&r, m1, "POSTRUNTASK") < at(&r, m2, "PRERUNTASK")
@@ -438,7 +463,10 @@ fn a_taskwait_depend_is_a_task_with_an_edge_from_what_it_waits_for() {
         let [first, _second] = one_each(&g, "twdep", threads);
         let wait = g.of("taskwait depend");
         assert_eq!(wait.len(), 1, "at {threads} threads: {:?}", g.tasks);
-        assert_eq!(g.edges, [(first, wait[0], addr(&r, "x"))].into(), "at {threads} threads");
+        let x = addr(&r, "x");
+        assert_eq!(g.edges, [(first, wait[0], x)].into(), "at {threads} threads");
+        // The wait's access is its clause's (`in`), the writer's `inout` (clang's `out`).
+        assert_eq!((g.access[&(wait[0], x)], g.access[&(first, x)]), (1, 3), "at {threads} threads");
     }
 }
 

@@ -1,6 +1,7 @@
 //! oxiomp's own Ayudame library (`ayudame/`: `libayudame.so` and `ayudame-ctl`), preloaded
 //! into C programs of `tests/ayudame/` on our runtime: the graph files it writes at the end (DOT,
-//! JSON, SVG) hold the program's tasks, edges and critical path; a client steps through a
+//! JSON, SVG) hold the program's tasks, edges and critical path, and mark the edges into and
+//! out of `mutexinoutset` and `inoutset` groups; a client steps through a
 //! 20-task chain one task at a time; a bad request gets an error and the program goes on; a
 //! client that goes away leaves the program running; a 1e5-task graph is written.
 
@@ -156,6 +157,58 @@ impl Paused {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// The groups of `tests/ayudame/groups.c` (a writer, two `mutexinoutset` members, a reader,
+/// two `inoutset` members, a writer): each edge's ends name their accesses, the edges into
+/// and out of the groups are marked, dashed or dotted in the DOT and SVG files.
+#[test]
+fn edges_into_and_out_of_groups_are_marked_in_the_files() {
+    for threads in [2, 4] {
+        let dir = scratch(&format!("groups-{threads}"));
+        let (o, left) = common::output_reaping(command("groups", threads, &dir, &[]));
+        assert!(!left && o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let j = json(&dir);
+        let tasks = j["tasks"].as_array().unwrap();
+        let types: Vec<&str> = tasks.iter().map(|t| t["accesses"][0]["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["inout", "mutexinoutset", "mutexinoutset", "in", "inoutset", "inoutset", "inout"]);
+        let ids: Vec<i64> = tasks.iter().map(|t| t["id"].as_i64().unwrap()).collect();
+        let mut got: Vec<(usize, usize, &str, &str)> = j["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let pos = |k: &str| ids.iter().position(|&id| id == e[k].as_i64().unwrap()).unwrap();
+                (pos("from"), pos("to"), e["from_access"].as_str().unwrap(), e["to_access"].as_str().unwrap())
+            })
+            .collect();
+        got.sort();
+        let m = "mutexinoutset";
+        let s = "inoutset";
+        assert_eq!(
+            got,
+            [
+                (0, 1, "inout", m),
+                (0, 2, "inout", m),
+                (1, 3, m, "in"),
+                (2, 3, m, "in"),
+                (3, 4, "in", s),
+                (3, 5, "in", s),
+                (4, 6, s, "inout"),
+                (5, 6, s, "inout")
+            ],
+            "at {threads} threads"
+        );
+        let dot = std::fs::read_to_string(dir.join("graph.dot")).unwrap();
+        assert_eq!(
+            (dot.matches("style=dashed").count(), dot.matches("style=dotted").count()),
+            (4, 4),
+            "{dot}"
+        );
+        let svg = std::fs::read_to_string(dir.join("graph.svg")).unwrap();
+        assert_eq!(svg.matches(" mutexinoutset</title>").count(), 4, "{svg}");
+        assert_eq!(svg.matches(" inoutset</title>").count(), 4, "{svg}");
     }
 }
 

@@ -44,9 +44,34 @@ pub enum Event {
         id: i64,
     },
     Barrier,
+    /// Task `id` names `addr` in a `depend` clause with access `kind` (OMPT's
+    /// `ompt_dependence_type_t`), told by oxiomp's `oxiomp_ayu_access` before the task's
+    /// edges.
+    Access {
+        id: i64,
+        addr: u64,
+        kind: i32,
+    },
     /// An event this library does not draw.
     Other,
 }
+
+/// The name of access `kind` (OMPT's dependence type numbers).
+pub fn access_name(kind: i32) -> &'static str {
+    match kind {
+        1 => "in",
+        2 => "out",
+        3 => "inout",
+        4 => "mutexinoutset",
+        7 => "inoutset",
+        34 => "all memory",
+        _ => "unknown",
+    }
+}
+
+/// `mutexinoutset`, `inoutset`.
+const MUTEX: i32 = 4;
+const SET: i32 = 7;
 
 /// A task and what happened to it (times in nanoseconds since the library started).
 #[derive(Clone, Debug, Default)]
@@ -63,6 +88,8 @@ pub struct Task {
     pub start: Option<u64>,
     pub end: Option<u64>,
     pub removed: Option<u64>,
+    /// The addresses its `depend` clauses name, each with its access kind (when told).
+    pub accesses: Vec<(u64, i32)>,
 }
 
 impl Task {
@@ -81,6 +108,24 @@ pub struct Edge {
     pub pred: i64,
     pub succ: i64,
     pub addr: u64,
+    /// The predecessor's and the successor's access to the address (or to all memory), as
+    /// [`Event::Access`] told them; 0 when not told.
+    pub from: i32,
+    pub to: i32,
+}
+
+impl Edge {
+    /// The concurrent group the edge leads into or out of, if either end's access is one:
+    /// `mutexinoutset` (members exclude each other) or `inoutset`.
+    pub fn group(&self) -> Option<&'static str> {
+        if self.from == MUTEX || self.to == MUTEX {
+            Some("mutexinoutset")
+        } else if self.from == SET || self.to == SET {
+            Some("inoutset")
+        } else {
+            None
+        }
+    }
 }
 
 /// The graph recorded so far.
@@ -149,7 +194,15 @@ impl Graph {
                     ..Task::default()
                 });
             }
-            Event::AddDependency { succ, pred, addr } => self.edges.push(Edge { pred, succ, addr }),
+            Event::AddDependency { succ, pred, addr } => {
+                let (from, to) = (self.access(pred, addr), self.access(succ, addr));
+                self.edges.push(Edge { pred, succ, addr, from, to });
+            }
+            Event::Access { id, addr, kind } => {
+                if let Some(t) = self.task_mut(id) {
+                    t.accesses.push((addr, kind));
+                }
+            }
             Event::Queued { id, .. } => {
                 if let Some(t) = self.task_mut(id) {
                     t.queued = Some(now);
@@ -177,6 +230,13 @@ impl Graph {
             Event::Finish => self.finished = true,
             Event::Init | Event::Other => {}
         }
+    }
+
+    /// Task `id`'s access to `addr` (or to all memory); 0 when not told.
+    fn access(&self, id: i64, addr: u64) -> i32 {
+        let Some(t) = self.task(id) else { return 0 };
+        let find = |a: u64| t.accesses.iter().find(|&&(x, _)| x == a).map(|&(_, k)| k);
+        find(addr).or_else(|| find(u64::MAX)).unwrap_or(0)
     }
 
     /// The function name of task `t` (its id when it was never registered).

@@ -181,6 +181,15 @@ pub unsafe extern "C" fn AYU_event(event: c_int, id: i64, data: *mut c_void) {
     }
 }
 
+/// oxiomp's addition to the events: task `id` names `address` in a `depend` clause with
+/// access `kind` (OMPT's `ompt_dependence_type_t`), told before the task's edges; the files
+/// mark the edges into and out of `mutexinoutset` and `inoutset` groups with it.
+#[unsafe(no_mangle)]
+pub extern "C" fn oxiomp_ayu_access(id: i64, address: usize, kind: c_int) {
+    start();
+    graph().apply(Event::Access { id, addr: address as u64, kind });
+}
+
 /// 1 while the breakpoint is set: the runtime starts no new task.
 #[unsafe(no_mangle)]
 pub extern "C" fn AYU_getBreakpoint() -> c_int {

@@ -4,8 +4,10 @@
 //! address, the critical path in red, a legend of the functions. Linear in the graph's size: a
 //! layer wider than [`COLUMNS`] tasks wraps onto more rows.
 //!
-//! An edge's address is written beside it, and is its tooltip (`<title>`) in a viewer; a graph
-//! with more than two edges a task shows it as the tooltip only.
+//! An edge's address is written beside it (once for the edges from one task, or into one,
+//! through the same address), and is its tooltip (`<title>`) in a viewer; a graph with more
+//! than two edges a task shows it as the tooltip only. An edge into or out of a
+//! `mutexinoutset` group is dashed, an `inoutset` one dotted, its label naming the group.
 
 use std::fmt::Write as _;
 
@@ -108,12 +110,17 @@ pub fn svg(g: &Graph) -> String {
     }
     let _ = writeln!(
         out,
-        "<text x=\"{MARGIN}\" y=\"{}\" fill=\"#d00\">critical path ({} tasks) in red; {} tasks, {} edges, {} barriers</text>",
+        "<text x=\"{MARGIN}\" y=\"{}\" fill=\"#d00\">critical path ({} tasks) in red; {} tasks, {} edges, {} barriers{}</text>",
         MARGIN + LEGEND + 11,
         critical.path.len(),
         g.tasks.len(),
         g.edges.len(),
-        g.barriers
+        g.barriers,
+        if g.edges.iter().any(|e| e.group().is_some()) {
+            "; dashed: into or out of a mutexinoutset group, dotted: an inoutset one"
+        } else {
+            ""
+        }
     );
     // Barrier lines: above the first layer of each part after a barrier.
     let mut epoch = 0;
@@ -133,6 +140,7 @@ pub fn svg(g: &Graph) -> String {
     // Each edge's address is its tooltip; written beside it too unless edges are so many that
     // the labels would cover each other.
     let labelled = g.edges.len() <= 2 * g.tasks.len();
+    let mut written = std::collections::HashSet::new();
     for e in &g.edges {
         let (Some(p), Some(s)) = (g.position(e.pred), g.position(e.succ)) else { continue };
         let ((px, py), (sx, sy)) = (place[p], place[s]);
@@ -140,19 +148,34 @@ pub fn svg(g: &Graph) -> String {
         let hot = critical.has_edge(e.pred, e.succ);
         let (stroke, width, marker) =
             if hot { ("#d00", 2.5, "arrow-critical") } else { ("#555", 1.0, "arrow") };
+        // Into or out of a concurrent group: dashed (mutexinoutset) or dotted (inoutset), the
+        // group's kind after the address.
+        let (dash, label) = match e.group() {
+            Some(group) => (
+                if group == "mutexinoutset" {
+                    " stroke-dasharray=\"6,3\""
+                } else {
+                    " stroke-dasharray=\"2,3\""
+                },
+                format!("{:#x} {group}", e.addr),
+            ),
+            None => ("", format!("{:#x}", e.addr)),
+        };
         let _ = write!(
             out,
-            "<g class=\"edge\"><title>{:#x}</title><line x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" \
-             stroke=\"{stroke}\" stroke-width=\"{width}\" marker-end=\"url(#{marker})\"/>",
-            e.addr
+            "<g class=\"edge\"><title>{label}</title><line x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" \
+             stroke=\"{stroke}\" stroke-width=\"{width}\"{dash} marker-end=\"url(#{marker})\"/>"
         );
-        if labelled {
+        // A label another edge from the same task, or into the same task, already shows is
+        // not written again (they would cover each other).
+        let fresh =
+            written.insert((e.pred, true, label.clone())) & written.insert((e.succ, false, label.clone()));
+        if labelled && fresh {
             let _ = write!(
                 out,
-                "<text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"#444\">{:#x}</text>",
+                "<text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"#444\">{label}</text>",
                 (x1 + x2) / 2 + 3,
-                (y1 + y2) / 2,
-                e.addr
+                (y1 + y2) / 2
             );
         }
         out.push_str("</g>\n");

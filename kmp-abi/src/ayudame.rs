@@ -35,6 +35,15 @@
 //! as a task of its own, of the function `taskwait depend`, with an edge from each task it
 //! waits for; it starts and ends when the wait is over (as OMPT tells it).
 //!
+//! With each task's dependences (before its edges) the runtime also calls the library's
+//! `void oxiomp_ayu_access(int64_t task_id, uintptr_t address, int type)`, an addition of
+//! oxiomp's, where the library defines it: once per address the task names, `type` as OMPT's
+//! `ompt_dependence_type_t` (1 in, 2 out, 3 inout, 4 mutexinoutset, 7 inoutset, 34
+//! `omp_all_memory`; clang passes `out` as `inout`). Ayudame's edge has no room for what
+//! kind of access made it; with this a library tells an edge into or out of a
+//! `mutexinoutset` or `inoutset` group from an ordinary one, and sees the members of such a
+//! group, between which no edge runs.
+//!
 //! Requests go the other way: the library's request functions, where it defines them, are
 //! asked by the scheduler ([`Requests`], a `Steering`): `AYU_getBreakpoint` and
 //! `AYU_isBlocked` before a task starts (a task refused waits where any thread takes it, and
@@ -48,7 +57,7 @@ use std::sync::{Mutex, OnceLock};
 
 use oxiomp_instrument::{Event, Recorder, SyncPoint, ToolEvent, cancel_flags, sync_kind, task_status};
 use oxiomp_runtime::Thread;
-use oxiomp_runtime::task::Task;
+use oxiomp_runtime::task::{Access, Dep, Task};
 
 use crate::symbolize::{Code, code_name};
 
@@ -77,6 +86,12 @@ type EventFn = unsafe extern "C" fn(c_int, i64, *mut c_void);
 
 /// The program's `AYU_event`, found when the runtime started.
 static AYU_EVENT: OnceLock<EventFn> = OnceLock::new();
+
+/// `void oxiomp_ayu_access(int64_t task_id, uintptr_t address, int type)`.
+type AccessFn = unsafe extern "C" fn(i64, usize, c_int);
+
+/// The library's `oxiomp_ayu_access`, if it defines one.
+static AYU_ACCESS: OnceLock<Option<AccessFn>> = OnceLock::new();
 
 /// The library's request functions, each where it defines it.
 struct Requests {
@@ -121,6 +136,8 @@ pub(crate) fn start() {
     let mut runtime = RUNTIME_ID;
     tell(event::PREINIT, 0, &mut runtime as *mut c_int as *mut c_void);
     tell(event::INIT, 0, std::ptr::null_mut());
+    // SAFETY: the function's signature is `AccessFn` (this module's documentation).
+    let _ = AYU_ACCESS.set(unsafe { function(c"oxiomp_ayu_access") });
     static AYUDAME: Ayudame = Ayudame;
     oxiomp_instrument::install_ayudame(&AYUDAME);
     // SAFETY: each field's type is the seed's signature of the function of its name.
@@ -235,12 +252,29 @@ thread_local! {
     static WAITS: std::cell::RefCell<Vec<(usize, i64)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A `taskwait depend` whose word is `data` begins: told as a task of its own.
-fn wait_begins(data: usize) {
+/// A `taskwait depend` whose word is `data` begins: told as a task of its own, whose id is
+/// returned.
+fn wait_begins(data: usize) -> i64 {
     let id = oxiomp_instrument::next_number() as i64;
     let mut info = [wait_function_id(), 0];
     tell(event::ADDTASK, id, info.as_mut_ptr() as *mut c_void);
     let _ = WAITS.try_with(|w| w.borrow_mut().push((data, id)));
+    id
+}
+
+/// Tells the library's `oxiomp_ayu_access`, if any, the `n` dependences in the runtime's list
+/// at `list` of task `id`.
+fn accesses(id: i64, list: usize, n: u32) {
+    let Some(f) = AYU_ACCESS.get().copied().flatten() else { return };
+    // SAFETY: the runtime's list of `n` dependences, alive while its event is dispatched
+    // (`ToolEvent::Dependences`, `ToolEvent::TaskwaitDeps`).
+    let deps = unsafe { std::slice::from_raw_parts(list as *const Dep, n as usize) };
+    for d in deps {
+        // `omp_all_memory` by the address its edges are told with.
+        let addr = if d.kind == Access::AllMemory { usize::MAX } else { d.addr };
+        // SAFETY: the library's function, called as this module's documentation declares it.
+        unsafe { f(id, addr, crate::ompt::dependence_type(d.kind)) };
+    }
 }
 
 /// The calling thread's innermost `taskwait depend` waits for task `src` through `addr`.
@@ -338,7 +372,15 @@ fn tool_event(e: ToolEvent) {
                 tell(event::ADDDEPENDENCY, sink, data.as_mut_ptr() as *mut c_void);
             }
         }
-        ToolEvent::TaskwaitDeps { data, .. } => wait_begins(data),
+        ToolEvent::Dependences { task, list, n } => {
+            if let Some(id) = id_of(task) {
+                accesses(id, list, n);
+            }
+        }
+        ToolEvent::TaskwaitDeps { data, list, n } => {
+            let id = wait_begins(data);
+            accesses(id, list, n);
+        }
         ToolEvent::WaitDependence { src, addr } => wait_follows(src, addr),
         ToolEvent::TaskwaitDepsDone { data } => wait_ends(data),
         ToolEvent::TaskQueued { task } => {

@@ -1,6 +1,7 @@
 /* A recording Ayudame library for the tests: every event as one line, in the order the
  * calls take its lock (so an event that happens before another is written before it), to
- * the file AYU_MOCK_OUT names (standard error without it). Its requests, set by the
+ * the file AYU_MOCK_OUT names (standard error without it), and each access oxiomp tells
+ * (`oxiomp_ayu_access`) as a line `ACCESS task address=A type=T`. Its requests, set by the
  * environment (neutral without it):
  *   AYU_MOCK_BLOCK=f:n      tasks of function f (a REGISTERFUNCTION name) are blocked until n
  *                           tasks of other functions have been removed;
@@ -47,6 +48,16 @@ static void break_off(void) {
   fprintf(out, "\nBREAKPOINT 0 state=off");
 }
 
+/* Opens the log (called with the lock held). */
+static void open_out(void) {
+  if (!out) {
+    const char *path = getenv("AYU_MOCK_OUT");
+    out = path ? fopen(path, "w") : stderr;
+    if (!out)
+      out = stderr;
+  }
+}
+
 static int function_of(int64_t id) { return id > 0 && id < MAX_TASKS ? task_function[id] : 0; }
 
 static const char *names[] = {
@@ -57,12 +68,7 @@ static const char *names[] = {
 
 void AYU_event(int event, const int64_t id, void *data) {
   pthread_mutex_lock(&lock);
-  if (!out) {
-    const char *path = getenv("AYU_MOCK_OUT");
-    out = path ? fopen(path, "w") : stderr;
-    if (!out)
-      out = stderr;
-  }
+  open_out();
   const char *name = event >= 0 && event <= 17 ? names[event] : "UNKNOWN";
   fprintf(out, "%s %" PRId64, name, id);
   switch (event) {
@@ -115,6 +121,14 @@ void AYU_event(int event, const int64_t id, void *data) {
     struct timespec t = {0, atol(delay) * 1000L};
     nanosleep(&t, NULL);
   }
+}
+
+void oxiomp_ayu_access(int64_t id, uintptr_t address, int type) {
+  pthread_mutex_lock(&lock);
+  open_out();
+  fprintf(out, "ACCESS %" PRId64 " address=%#" PRIxPTR " type=%d\n", id, address, type);
+  fflush(out);
+  pthread_mutex_unlock(&lock);
 }
 
 int AYU_getBreakpoint(void) { return __atomic_load_n(&breakpoint, __ATOMIC_SEQ_CST); }

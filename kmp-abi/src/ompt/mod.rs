@@ -589,15 +589,19 @@ impl Dependence {
     /// What a tool is told of dependence `d`; `omp_all_memory` is told as `out_all_memory` (as
     /// libomp tells it).
     fn of(d: &Dep) -> Dependence {
-        let kind = match d.kind {
-            Access::In => 1,
-            Access::Out => 2,
-            Access::InOut => 3,
-            Access::MutexInOutSet => 4,
-            Access::InOutSet => 7,
-            Access::AllMemory => 34,
-        };
-        Dependence { variable: d.addr as Data, kind }
+        Dependence { variable: d.addr as Data, kind: dependence_type(d.kind) }
+    }
+}
+
+/// OMPT's `ompt_dependence_type_t` of an access; `omp_all_memory` is `out_all_memory`.
+pub(crate) fn dependence_type(kind: Access) -> i32 {
+    match kind {
+        Access::In => 1,
+        Access::Out => 2,
+        Access::InOut => 3,
+        Access::MutexInOutSet => 4,
+        Access::InOutSet => 7,
+        Access::AllMemory => 34,
     }
 }
 
