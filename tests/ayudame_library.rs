@@ -1,9 +1,10 @@
 //! oxiomp's own Ayudame library (`ayudame/`: `libayudame.so` and `ayudame-ctl`), preloaded
 //! into C programs of `tests/ayudame/` on our runtime: the graph files it writes at the end (DOT,
 //! JSON, SVG) hold the program's tasks, edges and critical path, and mark the edges into and
-//! out of `mutexinoutset` and `inoutset` groups; a client steps through a
-//! 20-task chain one task at a time; a bad request gets an error and the program goes on; a
-//! client that goes away leaves the program running; a 1e5-task graph is written.
+//! out of `mutexinoutset` and `inoutset` groups; a queued task a client raises starts first;
+//! a client steps through a 20-task chain one task at a time; a bad request gets an error and
+//! the program goes on; a client that goes away leaves the program running; a 1e5-task graph
+//! is written.
 
 mod common;
 
@@ -258,6 +259,53 @@ fn a_client_steps_through_a_chain_one_task_at_a_time() {
         assert!(ctl.wait().unwrap().success());
         assert!(p.finish().success());
         assert_eq!(json(&dir)["tasks"].as_array().unwrap().len(), 21);
+    }
+}
+
+/// Twenty independent tasks, all queued under a breakpoint set from the start
+/// (`AYU_BREAK=1`): a client raises the fifteenth, then clears the breakpoint; the raised task
+/// starts first (its PRERUNTASK before any other's: the library records a start as it is
+/// told, and holds the others back until then).
+#[test]
+fn a_task_raised_while_queued_starts_first() {
+    for threads in [2, 4] {
+        let dir = scratch(&format!("flat-{threads}"));
+        let mut c = command("flat", threads, &dir, &[("AYU_BREAK", "1")]);
+        let child = c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let socket = dir.join("socket");
+        while !socket.exists() {
+            assert!(Instant::now() < deadline, "no socket at {}", socket.display());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut s = UnixStream::connect(&socket).unwrap();
+        let mut answers = BufReader::new(s.try_clone().unwrap()).lines();
+        let mut ask = |request: &str| {
+            writeln!(s, "{request}").unwrap();
+            answers.next().expect("an answer").unwrap()
+        };
+        // Every task created and queued, none started.
+        let ids = loop {
+            assert!(ask("dump").starts_with("ok"));
+            let j = json(&dir);
+            let tasks = j["tasks"].as_array().unwrap().clone();
+            if tasks.len() == 20 && tasks.iter().all(|t| !t["queued_ns"].is_null()) {
+                assert!(tasks.iter().all(|t| t["start_ns"].is_null()), "a task started under the breakpoint");
+                break tasks.iter().map(|t| t["id"].as_i64().unwrap()).collect::<Vec<_>>();
+            }
+            assert!(Instant::now() < deadline, "the tasks were not queued: {j}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let a = ask(&format!("prioritise {} 5", ids[14]));
+        assert_eq!(a, format!("ok: task {} is queued: it starts before the other queued tasks", ids[14]));
+        assert!(ask("break off").starts_with("ok"));
+        drop(s);
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let j = json(&dir);
+        let tasks = j["tasks"].as_array().unwrap();
+        let first = tasks.iter().min_by_key(|t| t["start_ns"].as_u64().unwrap()).unwrap();
+        assert_eq!(first["id"].as_i64().unwrap(), ids[14], "at {threads} threads: {j}");
     }
 }
 

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The requests' state.
 #[derive(Default)]
@@ -26,7 +26,26 @@ pub struct State {
     pub threads: u32,
     /// Clients connected now.
     clients: u32,
+    /// Requests being answered now (see [`Control::drain`]).
+    answering: u32,
+    /// Tasks raised while they were queued, not started yet (see [`Control::is_blocked`]).
+    holds: HashMap<i64, Hold>,
 }
+
+/// A task raised while it was already queued, which the runtime asked its priority before:
+/// the other queued tasks are held back until it starts, so that it goes first.
+struct Hold {
+    level: i32,
+    /// When it first held a task back: a hold whose task no thread takes within
+    /// [`HOLD_TIME`] of that (every thread waiting in a task of its own, or the task queued in
+    /// another team) gives up rather than stall the run.
+    since: Option<Instant>,
+}
+
+/// How long a hold may hold tasks back: far more than a thread takes to reach the raised
+/// task (each refused task is put back and the threads take the next), even on a loaded
+/// machine.
+const HOLD_TIME: Duration = Duration::from_secs(2);
 
 /// The requests' state and the condition task starts wait on.
 #[derive(Default)]
@@ -38,6 +57,36 @@ pub struct Control {
 impl Control {
     pub fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether task `id` may not start now (`AYU_isBlocked`): it is blocked, or a task raised
+    /// above it while queued has not started yet.
+    pub fn is_blocked(&self, id: i64) -> bool {
+        let mut s = self.lock();
+        if s.blocked.contains(&id) {
+            return true;
+        }
+        if s.holds.is_empty() || s.holds.contains_key(&id) {
+            return false;
+        }
+        let own = s.priorities.get(&id).copied().unwrap_or(-1);
+        let now = Instant::now();
+        let mut held = false;
+        s.holds.retain(|_, h| {
+            if h.level <= own {
+                return true;
+            }
+            let holding = now.duration_since(*h.since.get_or_insert(now)) < HOLD_TIME;
+            held |= holding;
+            holding
+        });
+        held
+    }
+
+    /// Task `id` has started (its start recorded in the graph), or completed, or was
+    /// discarded: it holds nothing back any more.
+    pub fn started(&self, id: i64) {
+        self.lock().holds.remove(&id);
     }
 
     /// Task `id` is about to start: waits while the run is paused and no step is left.
@@ -104,10 +153,7 @@ impl Control {
             }),
             "prioritise" | "prioritize" | "priority" => match args {
                 [id, level] => match (id.parse::<i64>(), level.parse::<i32>()) {
-                    (Ok(id), Ok(level)) if level >= 0 => {
-                        self.lock().priorities.insert(id, level);
-                        Ok(format!("ok: task {id} gets priority {level} when it is queued"))
-                    }
+                    (Ok(id), Ok(level)) if level >= 0 => Ok(self.prioritise(id, level)),
                     _ => Err("error: 'prioritise' takes a task id and a priority of 0 or more".into()),
                 },
                 _ => Err("error: 'prioritise' takes a task id and a priority of 0 or more".into()),
@@ -127,6 +173,21 @@ impl Control {
             other => Err(format!("error: unknown request '{other}' (help lists them)")),
         };
         answer.unwrap_or_else(|e| e)
+    }
+
+    /// Raises task `id` to `level`: a task not queued yet is queued with it (the runtime asks
+    /// as it queues a task); one queued already goes first, the others held back until it
+    /// starts.
+    fn prioritise(&self, id: i64, level: i32) -> String {
+        let waiting = crate::graph().task(id).is_some_and(|t| t.queued.is_some() && t.start.is_none());
+        let mut s = self.lock();
+        s.priorities.insert(id, level);
+        if waiting {
+            s.holds.insert(id, Hold { level, since: None });
+            format!("ok: task {id} is queued: it starts before the other queued tasks")
+        } else {
+            format!("ok: task {id} gets priority {level} when it is queued")
+        }
     }
 
     /// One step: lets one task start, and answers once it has (or says it is pending).
@@ -162,6 +223,31 @@ impl Control {
             s.blocked.len(),
             s.threads
         )
+    }
+
+    /// Waits, at most `limit`, until no request is being answered: at the program's end, so
+    /// that the answer to a request that let it run on (`continue`, the last `step`) reaches
+    /// its client before the process exits.
+    pub fn drain(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut s = self.lock();
+        while s.answering > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            s = self.changed.wait_timeout(s, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// Answers request `line` to `out`; false if the client went away.
+    fn answer(&self, line: &str, out: &mut UnixStream) -> bool {
+        self.lock().answering += 1;
+        let answer = self.request(line);
+        let sent = writeln!(out, "{answer}").is_ok();
+        self.lock().answering -= 1;
+        self.changed.notify_all();
+        sent
     }
 
     /// A client connected.
@@ -221,8 +307,7 @@ fn client(control: &Control, stream: UnixStream) {
             if line.trim().is_empty() {
                 continue;
             }
-            let answer = control.request(&line);
-            if writeln!(out, "{answer}").is_err() {
+            if !control.answer(&line, &mut out) {
                 break;
             }
         }
@@ -247,6 +332,25 @@ mod tests {
         assert!(c.lock().blocked.contains(&7));
         assert!(c.request("threads 3").starts_with("ok"));
         assert_eq!(c.lock().threads, 3);
+    }
+
+    #[test]
+    fn a_hold_refuses_lower_tasks_until_its_task_starts_or_its_limit() {
+        let c = Control::default();
+        c.lock().holds.insert(5, Hold { level: 3, since: None });
+        c.lock().priorities.insert(5, 3);
+        c.lock().priorities.insert(6, 4);
+        assert!(!c.is_blocked(5), "the raised task itself starts");
+        assert!(!c.is_blocked(6), "a task raised higher starts");
+        assert!(c.is_blocked(7) && c.is_blocked(8), "others wait");
+        let first = c.lock().holds[&5].since.expect("held since the first refusal");
+        c.lock().holds.get_mut(&5).unwrap().since = first.checked_sub(HOLD_TIME);
+        assert!(!c.is_blocked(7), "the hold gives up after its time");
+        assert!(c.lock().holds.is_empty());
+        c.lock().holds.insert(5, Hold { level: 3, since: None });
+        assert!(c.is_blocked(7));
+        c.started(5);
+        assert!(!c.is_blocked(7), "its task started");
     }
 
     #[test]

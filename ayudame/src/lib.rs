@@ -12,7 +12,8 @@
 //!
 //! Environment: `AYU_OUTPUT` (the files' path prefix; `ayudame-<pid>` in the current
 //! directory), `AYU_SOCKET` (the socket; `/tmp/ayudame-<pid>.sock`), `AYU_PAUSE=1` (start
-//! paused).
+//! paused), `AYU_BREAK=1` (start with the breakpoint on: tasks are created and queued, none
+//! starts).
 //!
 //! The library calls no OpenMP routine and nothing of the runtime: a runtime tells it events
 //! and asks it the request functions, from any of its threads.
@@ -27,6 +28,7 @@ pub mod svg;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex, MutexGuard, Once};
+use std::time::Duration;
 
 use control::Control;
 use graph::{Event, Graph};
@@ -60,6 +62,9 @@ fn start() {
     START.call_once(|| {
         if std::env::var_os("AYU_PAUSE").is_some_and(|v| v == "1") {
             CONTROL.lock().paused = true;
+        }
+        if std::env::var_os("AYU_BREAK").is_some_and(|v| v == "1") {
+            CONTROL.lock().breakpoint = true;
         }
         control::serve(&CONTROL, control::socket_path());
         dump_on_signal();
@@ -171,8 +176,17 @@ pub unsafe extern "C" fn AYU_event(event: c_int, id: i64, data: *mut c_void) {
         CONTROL.before_start(id);
     }
     let finish = e == Event::Finish;
+    // A raised task holds the others back until its start is recorded (see `Control::is_blocked`).
+    let begun = match e {
+        Event::PreRun { id, .. } | Event::Remove { id } => Some(id),
+        _ => None,
+    };
     graph().apply(e);
+    if let Some(id) = begun {
+        CONTROL.started(id);
+    }
     if finish {
+        CONTROL.drain(Duration::from_secs(1));
         match dump() {
             Ok(prefix) => eprintln!("ayudame: the task graph is in {prefix}.dot, .json and .svg"),
             Err(e) => eprintln!("ayudame: {e}"),
@@ -196,10 +210,11 @@ pub extern "C" fn AYU_getBreakpoint() -> c_int {
     CONTROL.lock().breakpoint as c_int
 }
 
-/// Whether task `id` is blocked.
+/// Whether task `id` may not start now: it is blocked, or a task raised while queued goes
+/// first.
 #[unsafe(no_mangle)]
 pub extern "C" fn AYU_isBlocked(id: c_int) -> bool {
-    CONTROL.lock().blocked.contains(&(id as i64))
+    CONTROL.is_blocked(id as i64)
 }
 
 /// The priority asked for task `id`, or -1.
