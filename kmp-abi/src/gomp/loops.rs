@@ -126,7 +126,8 @@ fn ull_ordered_next(th: Thread, istart: *mut u64, iend: *mut u64) -> bool {
 macro_rules! loop_entries {
     ($($start:ident, $next:ident => $sched:expr, $then:ident;)*) => {$(
         /// The calling thread starts a loop with this schedule and takes its first chunk.
-        #[unsafe(no_mangle)]
+        #[allow(non_snake_case)]
+        #[unsafe(export_name = concat!("oxiomp_", stringify!($start)))]
         pub extern "C" fn $start(start: i64, end: i64, incr: i64, chunk: i64, istart: *mut i64, iend: *mut i64) -> bool {
             let th = Thread::current();
             loop_init(th, $sched(chunk), Span::long(start, end, incr), chunk);
@@ -144,7 +145,8 @@ macro_rules! loop_entries {
 macro_rules! loop_runtime_entries {
     ($($start:ident, $next:ident => $sched:expr, $then:ident;)*) => {$(
         /// The calling thread starts a `schedule(runtime)` loop and takes its first chunk.
-        #[unsafe(no_mangle)]
+        #[allow(non_snake_case)]
+        #[unsafe(export_name = concat!("oxiomp_", stringify!($start)))]
         pub extern "C" fn $start(start: i64, end: i64, incr: i64, istart: *mut i64, iend: *mut i64) -> bool {
             let th = Thread::current();
             loop_init(th, $sched, Span::long(start, end, incr), 0);
@@ -163,7 +165,8 @@ macro_rules! ull_loop_entries {
     ($($start:ident, $next:ident => $sched:expr, $then:ident;)*) => {$(
         /// The calling thread starts an `unsigned long long` loop with this schedule and
         /// takes its first chunk.
-        #[unsafe(no_mangle)]
+        #[allow(non_snake_case)]
+        #[unsafe(export_name = concat!("oxiomp_", stringify!($start)))]
         pub extern "C" fn $start(
             up: bool, start: u64, end: u64, incr: u64, chunk: u64, istart: *mut u64, iend: *mut u64,
         ) -> bool {
@@ -185,7 +188,8 @@ macro_rules! ull_loop_runtime_entries {
     ($($start:ident, $next:ident => $sched:expr, $then:ident;)*) => {$(
         /// The calling thread starts an `unsigned long long` `schedule(runtime)` loop and
         /// takes its first chunk.
-        #[unsafe(no_mangle)]
+        #[allow(non_snake_case)]
+        #[unsafe(export_name = concat!("oxiomp_", stringify!($start)))]
         pub extern "C" fn $start(
             up: bool, start: u64, end: u64, incr: u64, istart: *mut u64, iend: *mut u64,
         ) -> bool {
@@ -293,7 +297,8 @@ fn start_5(
 ///
 /// # Safety
 /// `reductions` is null or gcc's reduction array, `mem` null or its scratch size word.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_start")]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn GOMP_loop_start(
     start: i64,
@@ -316,7 +321,8 @@ pub unsafe extern "C" fn GOMP_loop_start(
 ///
 /// # Safety
 /// As [`GOMP_loop_start`].
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_ordered_start")]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn GOMP_loop_ordered_start(
     start: i64,
@@ -339,7 +345,8 @@ pub unsafe extern "C" fn GOMP_loop_ordered_start(
 ///
 /// # Safety
 /// As [`GOMP_loop_start`].
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_ull_start")]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn GOMP_loop_ull_start(
     up: bool,
@@ -364,7 +371,8 @@ pub unsafe extern "C" fn GOMP_loop_ull_start(
 ///
 /// # Safety
 /// As [`GOMP_loop_start`].
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_ull_ordered_start")]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn GOMP_loop_ull_ordered_start(
     up: bool,
@@ -387,7 +395,8 @@ pub unsafe extern "C" fn GOMP_loop_ull_ordered_start(
 
 /// An `ordered` region of the calling thread's current iteration begins: it waits for the
 /// iterations before it.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_ordered_start")]
 pub extern "C" fn GOMP_ordered_start() {
     oxiomp_instrument::meet(|| oxiomp_instrument::Meet::plain(oxiomp_instrument::MeetKind::Ordered, 0));
     ws::ordered_enter_in_chunk(Thread::current());
@@ -429,7 +438,8 @@ macro_rules! doacross_entries {
         ///
         /// # Safety
         /// `counts` holds `ncounts` iteration counts.
-        #[unsafe(no_mangle)]
+        #[allow(non_snake_case)]
+        #[unsafe(export_name = concat!("oxiomp_", stringify!($name)))]
         pub unsafe extern "C" fn $name(
             ncounts: u32, counts: *const $ty, chunk: $ty, istart: *mut $ty, iend: *mut $ty,
         ) -> bool {
@@ -456,7 +466,8 @@ doacross_entries! {
 ///
 /// # Safety
 /// `counts` holds `ncounts` iteration counts.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_doacross_runtime_start")]
 pub unsafe extern "C" fn GOMP_loop_doacross_runtime_start(
     ncounts: u32,
     counts: *const i64,
@@ -474,7 +485,8 @@ pub unsafe extern "C" fn GOMP_loop_doacross_runtime_start(
 ///
 /// # Safety
 /// `counts` holds `ncounts` iteration counts.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_ull_doacross_runtime_start")]
 pub unsafe extern "C" fn GOMP_loop_ull_doacross_runtime_start(
     ncounts: u32,
     counts: *const u64,
@@ -520,7 +532,8 @@ fn doacross_start_5(
 /// # Safety
 /// `counts` holds `ncounts` iteration counts; `reductions` and `mem` as for
 /// [`GOMP_loop_start`].
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_doacross_start")]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn GOMP_loop_doacross_start(
     ncounts: u32,
@@ -542,7 +555,8 @@ pub unsafe extern "C" fn GOMP_loop_doacross_start(
 ///
 /// # Safety
 /// As [`GOMP_loop_doacross_start`].
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_ull_doacross_start")]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn GOMP_loop_ull_doacross_start(
     ncounts: u32,
@@ -623,7 +637,8 @@ fn loop_leave(th: Thread) {
 }
 
 /// The end of a loop: the calling thread leaves it, then waits for the team.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_end")]
 pub extern "C" fn GOMP_loop_end() {
     let th = Thread::current();
     loop_leave(th);
@@ -637,7 +652,8 @@ pub extern "C" fn GOMP_loop_end_nowait() {
 }
 
 /// The end of a loop in a cancellable region: true when the region was cancelled.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_loop_end_cancel")]
 pub extern "C" fn GOMP_loop_end_cancel() -> bool {
     let th = Thread::current();
     loop_leave(th);
@@ -646,7 +662,8 @@ pub extern "C" fn GOMP_loop_end_cancel() -> bool {
 
 /// A `sections` construct of `count` sections: the number (from 1) of the calling thread's
 /// first section, 0 for none.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_sections_start")]
 pub extern "C" fn GOMP_sections_start(count: u32) -> u32 {
     let th = Thread::current();
     ws::sections_dispatch_init(th, 0, count as i32);
@@ -658,7 +675,8 @@ pub extern "C" fn GOMP_sections_start(count: u32) -> u32 {
 ///
 /// # Safety
 /// `reductions` is null or gcc's reduction array, `mem` null or its scratch size word.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_sections2_start")]
 pub unsafe extern "C" fn GOMP_sections2_start(
     count: u32,
     reductions: *mut usize,
@@ -685,7 +703,8 @@ fn next_section(th: Thread) -> u32 {
 }
 
 /// The end of a `sections` construct, with its barrier.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_sections_end")]
 pub extern "C" fn GOMP_sections_end() {
     let th = Thread::current();
     sections_leave(th);
@@ -700,7 +719,8 @@ pub extern "C" fn GOMP_sections_end_nowait() {
 
 /// The end of a `sections` construct in a cancellable region: true when the region was
 /// cancelled.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_sections_end_cancel")]
 pub extern "C" fn GOMP_sections_end_cancel() -> bool {
     let th = Thread::current();
     sections_leave(th);

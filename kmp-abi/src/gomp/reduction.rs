@@ -211,7 +211,8 @@ pub(super) fn workshare_taskgroup_begin(th: Thread) {
 /// The end of a worksharing construct's task reductions: the taskgroup ends (its tasks
 /// complete), the primary thread frees the blocks (gcc's code combined them), and the team
 /// waits at a barrier unless the region was `cancelled`.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_workshare_task_reduction_unregister")]
 pub extern "C" fn GOMP_workshare_task_reduction_unregister(cancelled: bool) {
     let th = Thread::current();
     let data = task::group_word(th) as *mut usize;

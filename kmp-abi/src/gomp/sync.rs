@@ -4,7 +4,8 @@ use super::*;
 use oxiomp_instrument::{Meet, MeetKind};
 
 /// A team barrier (an explicit `barrier`, or the end of a worksharing construct).
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_barrier")]
 pub extern "C" fn GOMP_barrier() {
     barrier(Thread::current());
 }
@@ -16,7 +17,8 @@ pub(super) fn barrier(th: Thread) {
 /// `single`: true for the one thread that runs the block. gcc's code marks no end of the
 /// block: it is traced until the thread's next barrier or worksharing construct (see
 /// `ws::single_begin_unmarked`).
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_single_start")]
 pub extern "C" fn GOMP_single_start() -> bool {
     let th = Thread::current();
     ws::end_unmarked_single(th);
@@ -33,7 +35,8 @@ pub extern "C" fn GOMP_single_start() -> bool {
 /// `single copyprivate`: null for the thread that runs the block (it then calls
 /// [`GOMP_single_copy_end`], which ends the block); the others wait for it and get its data
 /// block.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_single_copy_start")]
 pub extern "C" fn GOMP_single_copy_start() -> *mut c_void {
     let th = Thread::current();
     ws::end_unmarked_single(th);
@@ -146,7 +149,8 @@ pub(super) fn cancel_barrier(th: Thread) -> bool {
 }
 
 /// An explicit barrier in a cancellable region: true when the region was cancelled.
-#[unsafe(no_mangle)]
+#[allow(non_snake_case)]
+#[unsafe(export_name = "oxiomp_GOMP_barrier_cancel")]
 pub extern "C" fn GOMP_barrier_cancel() -> bool {
     cancel_barrier(Thread::current())
 }
