@@ -153,9 +153,9 @@ pub fn static_init_unbounded(th: Thread, ident: usize, lb: i128, ub: i128, incr:
 /// (gcc's: no call follows the block but the construct's barrier, if any): the block is
 /// traced, and told to a tool, from here until the thread next meets a barrier or a
 /// worksharing construct or its implicit task ends ([`end_unmarked_single`]), which is the
-/// block's end exactly unless the construct is `nowait`.
+/// block's end exactly unless the construct is `nowait`. The caller has ended the thread's
+/// previous unmarked block before the construct's meeting.
 pub fn single_begin_unmarked(th: Thread, ident: usize) {
-    end_unmarked_single(th);
     th.ws_state().replace_single_open(true);
     oxiomp_instrument::worksharing_enter(
         oxiomp_instrument::Worksharing::Single,
