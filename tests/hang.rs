@@ -2,8 +2,9 @@
 //! built with clang-19 with and without `-g`, run on our library at 2, 3, 4 and 16 threads.
 //! Each must be reported with every thread's wait and the expected verdict: a barrier that
 //! cannot complete because a thread left the region, a cycle of two tasks' locks, a taskwait
-//! on a child that waits for a lock its parent holds, a doacross sink on an iteration that
-//! never reaches its source. The report's own clock is not tested:
+//! on a child that waits for a lock its parent holds, a doacross sink on an iteration of its
+//! own chunk that never reaches its source, an ordered turn behind a lock its waiter holds
+//! (these two also built with gcc). The report's own clock is not tested:
 //! the watchdog's limit is long enough for every thread to reach its wait on a loaded machine,
 //! and a run that shows no verdict within a minute fails.
 
@@ -260,23 +261,43 @@ fn a_taskwait_on_a_child_blocked_on_a_lock() {
     });
 }
 
+/// Each thread's number in its innermost team and its gtid, from the report's thread lines
+/// (`gtid G (OS thread X): thread T of N in the region at ...`).
+fn gtids(report: &[String]) -> std::collections::HashMap<u32, u32> {
+    report
+        .iter()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("oxiomp: hang: gtid ")?;
+            let (g, rest) = rest.split_once(' ')?;
+            let (_, teams) = rest.split_once("): ")?;
+            let innermost = teams.split(" in the region at ").next()?.rsplit("thread ").next()?;
+            Some((innermost.split_once(" of ")?.0.parse().ok()?, g.parse().ok()?))
+        })
+        .collect()
+}
+
 #[test]
 fn a_doacross_sink_on_an_iteration_that_never_posts() {
-    each_run("doacross", |n, _, _, report| {
-        let sink = |i: u32| {
+    each_run("doacross", |n, debug, _, report| {
+        let gtid = gtids(report);
+        let at = if debug { "at doacross.c:10:21 " } else { "" };
+        let sink = |i: u32, whose: String| {
             format!(
-                "in 'ordered depend(sink)' for iteration ({i}) of its doacross loop (counted from 0) to reach \
-                 'depend(source)'"
+                "in 'ordered depend(sink)' {at}for iteration ({i}) of its doacross loop (counted from 0) to reach \
+                 'depend(source)', {whose}"
             )
         };
         let w = waits(report);
-        // Iteration 6 waits for 5, which never posts; each later chunk's first iteration waits
-        // for the chunk before (64 iterations in static chunks, the first 64 % n of them one
-        // longer); a thread whose chunk ended waits in the loop's barrier.
+        // Iteration 6 waits for 5, which never posts and is in its own thread's chunk; each
+        // later chunk's first iteration waits for the chunk before, the previous thread's (64
+        // iterations in static chunks, the first 64 % n of them one longer); a thread whose
+        // chunk ended waits in the loop's barrier.
         let start = |t: u32| t * (64 / n) + t.min(64 % n);
         let stuck = (0..n).rev().find(|&t| start(t) <= 5).unwrap();
-        let mut expected = vec![sink(5)];
-        expected.extend((stuck + 1..n).map(|t| sink(start(t) - 1)));
+        let mut expected = vec![sink(5, "an iteration of its own chunk".into())];
+        expected.extend(
+            (stuck + 1..n).map(|t| sink(start(t) - 1, format!("in the chunk of gtid {}", gtid[&(t - 1)]))),
+        );
         let in_barrier = |l: &String| l.starts_with("in the implicit barrier of a 'for' ");
         let mut sinks: Vec<String> = w.iter().filter(|l| !in_barrier(l)).cloned().collect();
         sinks.sort();
@@ -285,8 +306,84 @@ fn a_doacross_sink_on_an_iteration_that_never_posts() {
             return Some(format!("expected the sink waits {expected:?}"));
         }
         let v = verdict(report);
-        (!v.starts_with("no cycle of waits among the OpenMP threads")).then(|| format!("verdict {v:?}"))
+        let want = format!(
+            "a cycle of waits, which cannot end: gtid {} waits for iteration (5) of its doacross loop, an \
+             iteration of its own chunk",
+            gtid[&stuck]
+        );
+        (v != want).then(|| format!("verdict {v:?}, expected {want:?}"))
     });
+}
+
+/// What the report of `tests/hang/ordered_lock.c` must say: thread 0 (iteration 0) waits for
+/// the lock thread 1 (iteration 1) set, which waits for its turn in the ordered region, as
+/// does every other thread: the turn is in thread 0's chunk. `region`: how the ordered region
+/// is named.
+fn judge_ordered_lock(n: u32, region: &str, report: &[String]) -> Option<String> {
+    let gtid = gtids(report);
+    let (g0, g1) = (gtid[&0], gtid[&1]);
+    let w = waits(report);
+    let Some(lock) =
+        w.iter().find_map(|l| l.strip_prefix("for the lock ")?.strip_suffix(&format!(", held by gtid {g1}")))
+    else {
+        return Some(format!("no thread waits for a lock held by gtid {g1}"));
+    };
+    let turn = format!(
+        "for its turn in {region}; the turn is in the chunk of gtid {g0} (iterations 0 to 0, counted from 0)"
+    );
+    if w.iter().filter(|l| **l == turn).count() != n as usize - 1 || w.len() != n as usize {
+        return Some(format!("expected {} threads waiting {turn:?}", n - 1));
+    }
+    let v = verdict(report);
+    let want = format!(
+        "a cycle of waits, which cannot end: gtid {g0} waits for the lock {lock}, held by gtid {g1}; gtid {g1} \
+         waits for its turn in an 'ordered' region, which is in the chunk of gtid {g0}"
+    );
+    (v != want).then(|| format!("verdict {v:?}, expected {want:?}"))
+}
+
+#[test]
+fn an_ordered_turn_behind_a_lock_its_waiter_holds() {
+    each_run("ordered_lock", |n, debug, _, report| {
+        let region =
+            if debug { "the 'ordered' region at ordered_lock.c:25:1" } else { "an 'ordered' region" };
+        judge_ordered_lock(n, region, report)
+    });
+}
+
+/// gcc's code goes through `GOMP_ordered_start` and `GOMP_doacross_wait`, which name no
+/// place: the same waits and verdicts otherwise.
+#[test]
+fn gcc_built_ordered_and_doacross_hangs() {
+    let dir = common::profile_dir().join("hang-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hang");
+    let mut failures = Vec::new();
+    for name in ["ordered_lock", "doacross"] {
+        let exe = dir.join(format!("{name}-gcc"));
+        common::gcc(&src.join(format!("{name}.c")), &exe, &["-fopenmp", "-O2"]);
+        for n in [2, 3] {
+            let mut run = Running::start(&exe, n, &[("OXIOMP_HANG_SECONDS", "2")]);
+            let report = run.report();
+            run.kill();
+            let why = if name == "ordered_lock" {
+                judge_ordered_lock(n, "an 'ordered' region", &report)
+            } else {
+                let gtid = gtids(&report);
+                let want = format!(
+                    "a cycle of waits, which cannot end: gtid {} waits for iteration (5) of its doacross loop, an \
+                     iteration of its own chunk",
+                    gtid[&0]
+                );
+                let v = verdict(&report);
+                (v != want).then(|| format!("verdict {v:?}, expected {want:?}"))
+            };
+            if let Some(why) = why {
+                failures.push(format!("{name} (gcc) at {n} threads: {why}\n{}", report.join("\n")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// After the watchdog's report, `SIGQUIT` writes the report again (from the signal handler),

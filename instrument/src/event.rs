@@ -168,9 +168,10 @@ pub enum ToolEvent {
     Doacross { source: bool, iters: usize, n: u32 },
     /// The calling thread's `depend(sink)` of a doacross loop begins (`waiting`) or ends
     /// waiting for an iteration that has not reached its `depend(source)` yet: the iteration
-    /// as in [`ToolEvent::Doacross`]. (Told to every recorder that sees every event: a hang
-    /// report shows the wait.)
-    DoacrossWait { waiting: bool, iters: usize, n: u32 },
+    /// as in [`ToolEvent::Doacross`]; `ident`: the sink's `ident_t` (0: not known); `count`:
+    /// the number of iterations of the loop's first dimension. (Told to every recorder that
+    /// sees every event: a hang report shows the wait.)
+    DoacrossWait { waiting: bool, iters: usize, n: u32, ident: usize, count: u64 },
     /// The calling thread is handed sections of a statically scheduled `sections`
     /// construct (which ones, the compiled code knows).
     Section,

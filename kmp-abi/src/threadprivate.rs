@@ -66,9 +66,9 @@ fn vector<'a>(th: Thread, vec: *const i64) -> &'a [i64] {
 /// # Safety
 /// `vec` holds one i64 per dimension.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __kmpc_doacross_wait(_loc: *const Ident, _gtid: i32, vec: *const i64) {
+pub unsafe extern "C" fn __kmpc_doacross_wait(loc: *const Ident, _gtid: i32, vec: *const i64) {
     let th = Thread::current();
-    ws::doacross_wait(th, vector(th, vec));
+    ws::doacross_wait(th, vector(th, vec), loc as usize);
 }
 
 /// # Safety

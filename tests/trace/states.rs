@@ -57,9 +57,11 @@ fn worksharing_states_are_exact() {
     }
     // Mutual exclusion as the trace shows it: no two threads' critical sections overlap (a
     // section's end is stamped while its lock is still held, its beginning once taken). The
-    // clock is the TSC, which the CPU may read a few dozen nanoseconds out of program order:
-    // 1 us of slack, far below the overlap a stamp taken after the release shows when the
-    // releasing thread is preempted (the bug this checks for).
+    // clock is the TSC, which the CPU may read a few dozen nanoseconds out of program order
+    // and a virtual machine's CPUs may read a few microseconds apart (an overlap of more than
+    // 1 us was seen once on a loaded VM): 20 us of slack, far below the overlap a stamp taken
+    // after the release shows when the releasing thread is preempted (the bug this checks
+    // for: a scheduler's time slice, a millisecond or more).
     let mut sections: Vec<(u64, u64, u32)> = t
         .threads
         .iter()
@@ -72,7 +74,12 @@ fn worksharing_states_are_exact() {
         .collect();
     sections.sort();
     for p in sections.windows(2) {
-        assert!(p[0].1 <= p[1].0 + 1000, "critical sections overlap in the trace: {:?} and {:?}", p[0], p[1]);
+        assert!(
+            p[0].1 <= p[1].0 + 20_000,
+            "critical sections overlap in the trace: {:?} and {:?}",
+            p[0],
+            p[1]
+        );
     }
     // Worksharing begin/end events: per thread the static loop, the dynamic loop and, for the
     // thread that ran it, the single, each a PQx/PQe pair of one declared type.

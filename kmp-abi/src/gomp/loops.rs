@@ -625,7 +625,7 @@ pub unsafe extern "C" fn oxiomp_gomp_doacross_wait(vec: *const u64, n: usize, ul
     if ull && v.contains(&i64::MAX) {
         return;
     }
-    ws::doacross_wait(th, &v);
+    ws::doacross_wait(th, &v, 0);
 }
 
 /// The calling thread leaves its loop (and its doacross state, and the shared state of a 5.0

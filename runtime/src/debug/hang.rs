@@ -13,9 +13,10 @@ use std::fmt::{self, Write};
 
 use oxiomp_instrument::mutex_kind;
 
-use super::watch::{Member, Wait, Watch, now_ns};
+use super::watch::{LoopView, Member, Wait, Watch, now_ns};
 use crate::registry::Runtime;
 use crate::thread::ThreadDesc;
+use crate::worksharing::static_sched::static_owner;
 
 /// How the report names places and barriers (the `extern "C"` layer knows `ident_t`).
 pub trait Names {
@@ -177,13 +178,41 @@ fn what(out: &mut dyn Write, names: &dyn Names, g: i32, wait: Wait) -> fmt::Resu
             let there = threads().filter(|(_, d)| same_barrier(&d.watch, wait)).count();
             write!(out, ": {there} of the team's {size} threads are there")
         }
-        Wait::Mutex { kind: mutex_kind::ORDERED, .. } => write!(out, "for its turn in an 'ordered' region"),
-        Wait::Doacross { iters, n } => {
-            write!(out, "in 'ordered depend(sink)' for iteration (")?;
-            for (i, v) in iters[..n as usize].iter().enumerate() {
-                write!(out, "{}{v}", if i == 0 { "" } else { ", " })?;
+        Wait::Mutex { kind: mutex_kind::ORDERED, addr } => {
+            match loop_of(g).map(|(_, _, lp)| lp.ordered).filter(|&o| names.known(o)) {
+                Some(o) => {
+                    write!(out, "for its turn in the 'ordered' region at ")?;
+                    names.place(out, o, 0)?;
+                }
+                None => write!(out, "for its turn in an 'ordered' region")?,
             }
-            write!(out, ") of its doacross loop (counted from 0) to reach 'depend(source)'")
+            match turn(g, addr) {
+                Some(Turn::Held(h)) => write!(out, ", held by gtid {h}"),
+                Some(Turn::Chunk(h, lp)) => write!(
+                    out,
+                    "; the turn is in the chunk of gtid {h} (iterations {} to {}, counted from 0)",
+                    lp.first,
+                    lp.end.saturating_sub(1)
+                ),
+                None => Ok(()),
+            }
+        }
+        Wait::Doacross { iters, n, ident, .. } => {
+            write!(out, "in 'ordered depend(sink)' ")?;
+            if names.known(ident) {
+                write!(out, "at ")?;
+                names.place(out, ident, 0)?;
+                write!(out, " ")?;
+            }
+            write!(out, "for ")?;
+            iteration(out, iters, n)?;
+            write!(out, " of its doacross loop (counted from 0) to reach 'depend(source)'")?;
+            match sink_runner(g, wait) {
+                Runner::Thread(h) if h == g => write!(out, ", an iteration of its own chunk"),
+                Runner::Thread(h) => write!(out, ", in the chunk of gtid {h}"),
+                Runner::Nobody => write!(out, ", in no thread's chunk now"),
+                Runner::Unknown => Ok(()),
+            }
         }
         Wait::Mutex { kind, addr } => {
             write!(out, "for {} {addr:#x}", mutex_words(kind))?;
@@ -235,6 +264,85 @@ fn mutex_words(kind: u32) -> &'static str {
     }
 }
 
+/// `iteration (5, 2)`.
+fn iteration(out: &mut dyn Write, iters: [u64; super::watch::DOACROSS], n: u32) -> fmt::Result {
+    write!(out, "iteration (")?;
+    for (i, v) in iters[..(n as usize).min(iters.len())].iter().enumerate() {
+        write!(out, "{}{v}", if i == 0 { "" } else { ", " })?;
+    }
+    write!(out, ")")
+}
+
+/// The innermost region thread `g` is in (team, size) and the loop it is in there.
+fn loop_of(g: i32) -> Option<(u64, u32, LoopView)> {
+    let w = watch_of(g)?;
+    let m = w.member()?;
+    Some((m.team, m.size, w.loop_in(m.team)?))
+}
+
+/// Who has an iteration another thread waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Runner {
+    /// The thread (gtid) whose chunk of the loop holds it.
+    Thread(i32),
+    /// No thread's current chunk holds it (not handed out yet, or its chunk is done).
+    Nobody,
+    /// Not known.
+    Unknown,
+}
+
+/// Which thread's chunk of loop `lp` (of `team`'s region, `size` threads) holds iteration
+/// `index` (from 0). A static loop's chunks follow from its schedule; a dispatched loop's are
+/// the chunks its threads were handed last.
+fn runner(team: u64, size: u32, lp: LoopView, index: u64) -> Runner {
+    if lp.is_static {
+        let chunked = crate::worksharing::is_chunked(lp.sched);
+        return match static_owner(lp.count() as u128, chunked, lp.chunk as i128, size, index as u128) {
+            Some(tid) => member_gtid(team, tid).map_or(Runner::Unknown, Runner::Thread),
+            None => Runner::Unknown,
+        };
+    }
+    threads()
+        .find(|(_, d)| {
+            d.watch.loop_in(team).is_some_and(|l| l.seq == lp.seq && (l.first..l.end).contains(&index))
+        })
+        .map_or(Runner::Nobody, |(h, _)| Runner::Thread(h))
+}
+
+/// Who has the iteration thread `g`'s doacross wait `wait` waits for: known when the
+/// worksharing loop is the doacross loop's first dimension (not collapsed with others).
+fn sink_runner(g: i32, wait: Wait) -> Runner {
+    let Wait::Doacross { iters, n, count, .. } = wait else { return Runner::Unknown };
+    match loop_of(g) {
+        Some((team, size, lp)) if n > 0 && lp.count() == count => runner(team, size, lp, iters[0]),
+        _ => Runner::Unknown,
+    }
+}
+
+/// Where the turn of an `ordered` region (mutex `addr`) that thread `g` waits for is.
+enum Turn {
+    /// A thread inside the region.
+    Held(i32),
+    /// The loop's lowest chunk being run, below `g`'s: the thread and its chunk.
+    Chunk(i32, LoopView),
+}
+
+/// Where the turn thread `g` waits for in its loop's `ordered` region is: the thread inside
+/// the region, or else the thread of the loop's lowest chunk not done, below `g`'s own (the
+/// chunks are run in order: every iteration below that chunk has passed its turn).
+fn turn(g: i32, addr: u64) -> Option<Turn> {
+    if let Some(h) = holder(addr) {
+        return Some(Turn::Held(h));
+    }
+    let (team, _, mine) = loop_of(g)?;
+    threads()
+        .filter(|&(h, _)| h != g)
+        .filter_map(|(h, d)| Some((h, d.watch.loop_in(team)?)))
+        .filter(|(_, l)| l.seq == mine.seq && !l.is_static && l.first < l.end && l.first < mine.first)
+        .min_by_key(|(_, l)| l.first)
+        .map(|(h, l)| Turn::Chunk(h, l))
+}
+
 /// The thread that holds the lock at `addr`.
 fn holder(addr: u64) -> Option<i32> {
     threads().find(|(_, d)| d.watch.holds(addr)).map(|(g, _)| g)
@@ -261,8 +369,17 @@ fn blocker(g: i32, wait: Wait) -> Option<i32> {
         waits
     };
     match wait {
-        // Which thread runs the iteration a sink waits for is not kept.
-        Wait::Mutex { kind: mutex_kind::ORDERED, .. } | Wait::Doacross { .. } => {}
+        Wait::Mutex { kind: mutex_kind::ORDERED, addr } => match turn(g, addr) {
+            Some(Turn::Held(h) | Turn::Chunk(h, _)) => {
+                pick(h);
+            }
+            None => {}
+        },
+        Wait::Doacross { .. } => {
+            if let Runner::Thread(h) = sink_runner(g, wait) {
+                pick(h);
+            }
+        }
         Wait::Mutex { addr, .. } => {
             if let Some(h) = holder(addr) {
                 pick(h);
@@ -333,6 +450,15 @@ fn verdict(out: &mut dyn Write, names: &dyn Names) -> fmt::Result {
 fn edge(out: &mut dyn Write, e: Edge) -> fmt::Result {
     let Edge { from, to, wait } = e;
     match wait {
+        Wait::Mutex { kind: mutex_kind::ORDERED, addr } => match holder(addr) {
+            Some(h) if h == to => {
+                write!(out, "gtid {from} waits for its turn in an 'ordered' region, which gtid {to} holds")
+            }
+            _ => write!(
+                out,
+                "gtid {from} waits for its turn in an 'ordered' region, which is in the chunk of gtid {to}"
+            ),
+        },
         Wait::Mutex { kind, addr } => {
             write!(out, "gtid {from} waits for {} {addr:#x}, held by gtid {to}", mutex_words(kind))
         }
@@ -343,7 +469,15 @@ fn edge(out: &mut dyn Write, e: Edge) -> fmt::Result {
         Wait::Taskgroup { .. } => {
             write!(out, "gtid {from} waits at the end of a 'taskgroup' for a task that gtid {to} runs")
         }
-        Wait::Doacross { .. } => write!(out, "gtid {from} waits for an iteration that gtid {to} runs"),
+        Wait::Doacross { iters, n, .. } => {
+            write!(out, "gtid {from} waits for ")?;
+            iteration(out, iters, n)?;
+            if from == to {
+                write!(out, " of its doacross loop, an iteration of its own chunk")
+            } else {
+                write!(out, " of its doacross loop, in the chunk of gtid {to}")
+            }
+        }
     }
 }
 

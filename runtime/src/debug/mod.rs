@@ -11,7 +11,7 @@ pub mod watch;
 
 use std::ffi::c_char;
 
-use oxiomp_instrument::{Event, MutexOp, SyncPoint, ToolEvent};
+use oxiomp_instrument::{ChunkOf, Event, MutexOp, SyncPoint, ToolEvent, Worksharing};
 
 use crate::registry::Runtime;
 use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -212,6 +212,9 @@ pub fn watch_events(events: &[Event]) {
             Event::Enter(s) => w.enter(s),
             Event::Leave(s) => w.leave(s),
             Event::Meet(m) => w.meet(m),
+            Event::WorksharingBegin { kind: Worksharing::ForStatic, .. } => w.loop_kind(true),
+            Event::WorksharingBegin { kind: Worksharing::ForDynamic, .. } => w.loop_kind(false),
+            Event::WorksharingEnd(Worksharing::ForDynamic) => w.loop_done(),
             Event::Tool(t) => match t {
                 ToolEvent::ThreadBegin { .. } => w.reset(),
                 ToolEvent::ImplicitTaskBegin { team, index, size, initial } => {
@@ -248,12 +251,13 @@ pub fn watch_events(events: &[Event]) {
                     w.barrier_kind(kind)
                 }
                 ToolEvent::Mutex { op, kind, wait_id } => w.mutex(op, kind, wait_id as u64),
-                ToolEvent::DoacrossWait { waiting, iters, n } => {
+                ToolEvent::DoacrossWait { waiting, iters, n, ident, count } => {
                     // SAFETY: the event's iteration is `n` numbers at `iters`, alive while the
                     // event is dispatched.
                     let iters = unsafe { std::slice::from_raw_parts(iters as *const u64, n as usize) };
-                    w.doacross(waiting.then_some(iters))
+                    w.doacross(waiting.then_some(iters), ident as u64, count)
                 }
+                ToolEvent::Chunk { start, iterations, of: ChunkOf::Loop } => w.chunk(start, iterations),
                 _ => {}
             },
             _ => {}

@@ -50,6 +50,86 @@ struct Level {
     barrier: AtomicU64,
     /// The OMPT sync kind of that barrier (0: none told).
     barrier_kind: AtomicU32,
+    /// The worksharing loop the thread is in, or was in last, in this region.
+    looped: LoopWatch,
+}
+
+/// The worksharing loop a thread is in (in one region): what the report needs to find which
+/// thread runs an iteration that another waits for (its turn in an `ordered` region, a
+/// doacross `depend(sink)`).
+#[derive(Default)]
+struct LoopWatch {
+    /// How many loops the thread has begun in the region: the same number on every member
+    /// for the same loop (a team's members meet its loops in one order).
+    seq: AtomicU32,
+    /// The loop's first and last values and step (the bits of an `i64`), its schedule
+    /// (`sched_type`) and chunk, as the thread met it.
+    lower: AtomicU64,
+    upper: AtomicU64,
+    stride: AtomicU64,
+    sched: AtomicU32,
+    chunk: AtomicU64,
+    /// Whether the runtime divides it statically (the report works out its chunks); if not,
+    /// the chunk the thread was handed last, iteration numbers from 0: `first..end`.
+    is_static: AtomicBool,
+    first: AtomicU64,
+    end: AtomicU64,
+    /// The `ident_t` of the `ordered` region the thread met last in the loop (0: none).
+    ordered: AtomicU64,
+}
+
+impl LoopWatch {
+    fn view(&self) -> LoopView {
+        LoopView {
+            seq: self.seq.load(Relaxed),
+            lower: self.lower.load(Relaxed) as i64,
+            upper: self.upper.load(Relaxed) as i64,
+            stride: self.stride.load(Relaxed) as i64,
+            sched: self.sched.load(Relaxed) as i32,
+            chunk: self.chunk.load(Relaxed) as i64,
+            is_static: self.is_static.load(Relaxed),
+            first: self.first.load(Relaxed),
+            end: self.end.load(Relaxed),
+            ordered: self.ordered.load(Relaxed),
+        }
+    }
+}
+
+/// A thread's loop, as read (see [`Watch::loop_in`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopView {
+    /// Loops the thread has begun in the region, this one included (0: none).
+    pub seq: u32,
+    pub lower: i64,
+    pub upper: i64,
+    pub stride: i64,
+    pub sched: i32,
+    pub chunk: i64,
+    pub is_static: bool,
+    /// The thread's current chunk (a dispatched loop): iterations `first..end`, from 0.
+    pub first: u64,
+    pub end: u64,
+    /// The `ident_t` of the `ordered` region the thread met last in the loop (0: none).
+    pub ordered: u64,
+}
+
+impl LoopView {
+    /// The loop's number of iterations.
+    pub fn count(&self) -> u64 {
+        let (lb, ub, st) = (self.lower as i128, self.upper as i128, self.stride as i128);
+        crate::worksharing::static_sched::trip_count(lb, ub, if st == 0 { 1 } else { st })
+            .min(u64::MAX as u128) as u64
+    }
+
+    /// The number (from 0) of the iteration of value `v`.
+    fn index_of(&self, v: u64) -> u64 {
+        let d = v.wrapping_sub(self.lower as u64);
+        match self.stride {
+            0 => 0,
+            st if st > 0 => d / st as u64,
+            st => 0u64.wrapping_sub(d) / st.unsigned_abs(),
+        }
+    }
 }
 
 impl Level {
@@ -83,9 +163,11 @@ pub struct Watch {
     /// Addresses of the locks, critical sections and ordered regions it holds (0: free slot).
     held: [AtomicU64; HELD],
     /// The iteration a doacross `depend(sink)` waits for (its first `doacross_n` numbers; 0:
-    /// none).
+    /// none), the sink's `ident_t` and the number of iterations of the loop's first dimension.
     doacross: [AtomicU64; DOACROSS],
     doacross_n: AtomicU32,
+    sink: AtomicU64,
+    sink_count: AtomicU64,
     /// When the thread's current wait began, or it last came back to it from running a task
     /// (`now_ns`).
     since: AtomicU64,
@@ -119,8 +201,9 @@ pub enum Wait {
     /// A lock, critical section or ordered region (OMPT mutex kind) at `addr`.
     Mutex { kind: u32, addr: u64 },
     /// A doacross loop's iteration whose numbers (from 0) in the first `n` dimensions are
-    /// `iters` (a `depend(sink)`).
-    Doacross { iters: [u64; DOACROSS], n: u32 },
+    /// `iters` (a `depend(sink)` of `ident_t` `ident`; the loop's first dimension has `count`
+    /// iterations).
+    Doacross { iters: [u64; DOACROSS], n: u32, ident: u64, count: u64 },
 }
 
 /// A region a thread is a member of, as read.
@@ -172,6 +255,8 @@ impl Watch {
             held: [const { AtomicU64::new(0) }; HELD],
             doacross: [const { AtomicU64::new(0) }; DOACROSS],
             doacross_n: AtomicU32::new(0),
+            sink: AtomicU64::new(0),
+            sink_count: AtomicU64::new(0),
             since: AtomicU64::new(0),
         }
     }
@@ -271,6 +356,7 @@ impl Watch {
             l.set_task(task);
             l.barrier.store(0, Relaxed);
             l.barrier_kind.store(0, Relaxed);
+            l.looped.seq.store(0, Relaxed);
         }
         self.ended.store(false, Relaxed);
         // Release: a reader that counts this level (Acquire) reads the values above.
@@ -304,8 +390,57 @@ impl Watch {
                     l.barrier.store(m.ident as u64, Relaxed);
                 }
             }
-            _ => {}
+            // `sections` handed out as a loop's chunks count as a loop of theirs.
+            MeetKind::Loop | MeetKind::Sections => {
+                if let Some(l) = self.innermost() {
+                    let lp = &l.looped;
+                    lp.lower.store(m.lower as u64, Relaxed);
+                    lp.upper.store(m.upper as u64, Relaxed);
+                    lp.stride.store(m.stride as u64, Relaxed);
+                    lp.sched.store(m.sched as u32, Relaxed);
+                    lp.chunk.store(m.chunk as u64, Relaxed);
+                    lp.is_static.store(false, Relaxed);
+                    lp.first.store(0, Relaxed);
+                    lp.end.store(0, Relaxed);
+                    lp.ordered.store(0, Relaxed);
+                    lp.seq.store(lp.seq.load(Relaxed).wrapping_add(1), Relaxed);
+                }
+            }
+            MeetKind::Ordered => {
+                if let Some(l) = self.innermost() {
+                    l.looped.ordered.store(m.ident as u64, Relaxed);
+                }
+            }
+            MeetKind::Single => {}
         }
+    }
+
+    /// The loop the thread met last is divided statically by the runtime (`is_static`), or
+    /// handed out in chunks.
+    pub(super) fn loop_kind(&self, is_static: bool) {
+        if let Some(l) = self.innermost() {
+            l.looped.is_static.store(is_static, Relaxed);
+        }
+    }
+
+    /// The thread is done with its dispatched loop: it has no chunk of it any more.
+    pub(super) fn loop_done(&self) {
+        if let Some(l) = self.innermost() {
+            l.looped.end.store(l.looped.first.load(Relaxed), Relaxed);
+        }
+    }
+
+    /// The thread is handed a chunk of `iterations` iterations from value `start` of its
+    /// loop (a dispatched one: a static loop's chunks the report works out).
+    pub(super) fn chunk(&self, start: u64, iterations: u64) {
+        let Some(l) = self.innermost() else { return };
+        let lp = &l.looped;
+        if lp.is_static.load(Relaxed) {
+            return;
+        }
+        let first = lp.view().index_of(start);
+        lp.first.store(first, Relaxed);
+        lp.end.store(first.saturating_add(iterations), Relaxed);
     }
 
     pub(super) fn mutex(&self, op: MutexOp, kind: u32, addr: u64) {
@@ -331,9 +466,10 @@ impl Watch {
         }
     }
 
-    /// The thread's `depend(sink)` begins waiting for iteration `iters` (its numbers in
-    /// each dimension), or (None) its wait is over.
-    pub(super) fn doacross(&self, iters: Option<&[u64]>) {
+    /// The thread's `depend(sink)` of `ident` begins waiting for iteration `iters` (its
+    /// numbers in each dimension) of a loop whose first dimension has `count` iterations, or
+    /// (None) its wait is over.
+    pub(super) fn doacross(&self, iters: Option<&[u64]>, ident: u64, count: u64) {
         let Some(iters) = iters else {
             self.doacross_n.store(0, Relaxed);
             return;
@@ -341,6 +477,8 @@ impl Watch {
         for (a, &v) in self.doacross.iter().zip(iters) {
             a.store(v, Relaxed);
         }
+        self.sink.store(ident, Relaxed);
+        self.sink_count.store(count, Relaxed);
         self.since.store(now_ns(), Relaxed);
         self.doacross_n.store(iters.len().min(DOACROSS) as u32, Relaxed);
     }
@@ -390,6 +528,14 @@ impl Watch {
         self.members().find(|m| m.team == team)
     }
 
+    /// The loop the thread is in (or met last) in `team`'s region, if it met one there.
+    pub fn loop_in(&self, team: u64) -> Option<LoopView> {
+        // Acquire: see the module.
+        let n = (self.nlevels.load(Acquire) as usize).min(LEVELS);
+        let l = self.levels[..n].iter().rfind(|l| l.team.load(Relaxed) == team)?;
+        Some(l.looped.view()).filter(|v| v.seq != 0)
+    }
+
     /// The last team whose region the thread ended its part of.
     pub fn left(&self) -> u64 {
         self.left.load(Relaxed)
@@ -413,7 +559,8 @@ impl Watch {
             for (i, a) in iters.iter_mut().zip(&self.doacross) {
                 *i = a.load(Relaxed);
             }
-            return Some((Wait::Doacross { iters, n }, since));
+            let (ident, count) = (self.sink.load(Relaxed), self.sink_count.load(Relaxed));
+            return Some((Wait::Doacross { iters, n, ident, count }, since));
         }
         let d = self.depth.load(Relaxed) as usize;
         if d > DEPTH || self.nlevels.load(Acquire) as usize > LEVELS {
@@ -542,6 +689,43 @@ mod tests {
         w.meet(Meet::plain(MeetKind::RegionEnd, 0));
         assert_eq!(w.member(), None);
         assert_eq!(w.left(), 0x100);
+    }
+
+    #[test]
+    fn a_dispatched_loops_chunk_is_kept_in_iteration_numbers() {
+        let w = Watch::new();
+        w.push_level(&team(0x100, 1, 4), &task(0x200, 0));
+        assert_eq!(w.loop_in(0x100), None);
+        // gcc's loops pass the program's values: from 100 down to 2 by steps of -7.
+        let m = Meet {
+            lower: 100,
+            upper: 2,
+            stride: -7,
+            sched: 35,
+            chunk: 2,
+            ..Meet::plain(MeetKind::Loop, 0x10)
+        };
+        w.meet(m);
+        w.loop_kind(false);
+        w.chunk(86, 2);
+        let l = w.loop_in(0x100).unwrap();
+        assert_eq!((l.seq, l.first, l.end, l.is_static, l.count()), (1, 2, 4, false, 15));
+        w.meet(Meet::plain(MeetKind::Ordered, 0x20));
+        assert_eq!(w.loop_in(0x100).unwrap().ordered, 0x20);
+        // Done with the loop: no chunk of it any more.
+        w.loop_done();
+        let l = w.loop_in(0x100).unwrap();
+        assert_eq!(l.first, l.end);
+        // The next loop, static: its chunks are worked out by the report, not told.
+        w.meet(Meet { lower: 0, upper: 9, stride: 1, sched: 34, ..Meet::plain(MeetKind::Loop, 0x30) });
+        w.loop_kind(true);
+        w.chunk(0, 3);
+        let l = w.loop_in(0x100).unwrap();
+        assert_eq!((l.seq, l.is_static, l.first, l.end, l.ordered), (2, true, 0, 0, 0));
+        // A new region counts its loops afresh.
+        w.push_level(&team(0x300, 0, 2), &task(0x400, 0x200));
+        assert_eq!(w.loop_in(0x300), None);
+        assert_eq!(w.loop_in(0x100).map(|l| l.seq), Some(2));
     }
 
     #[test]

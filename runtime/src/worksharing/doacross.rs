@@ -83,8 +83,9 @@ impl Doacross {
         }
     }
 
-    /// `depend(sink: vec)`: waits until iteration `vec` posted (at once if it is outside).
-    pub fn wait(&self, vec: &[i64]) {
+    /// `depend(sink: vec)` of `ident_t` `ident` (0: none): waits until iteration `vec` posted
+    /// (at once if it is outside).
+    pub fn wait(&self, vec: &[i64], ident: usize) {
         let Some(i) = self.index(vec) else { return };
         if oxiomp_instrument::tool_attached() {
             self.tell(vec, false);
@@ -96,11 +97,11 @@ impl Doacross {
             return;
         }
         if oxiomp_instrument::enabled() {
-            self.tell_wait(vec, true);
+            self.tell_wait(vec, true, ident);
         }
         self.sleep.wait_until(&posted);
         if oxiomp_instrument::enabled() {
-            self.tell_wait(vec, false);
+            self.tell_wait(vec, false, ident);
         }
     }
 }
@@ -123,9 +124,10 @@ impl Doacross {
 
 impl Doacross {
     /// Tells the recorders that the calling thread begins (`waiting`) or ends waiting for
-    /// iteration `vec`, inside the space (the first [`MAX_TOLD`] dimensions).
+    /// iteration `vec`, inside the space (the first [`MAX_TOLD`] dimensions), at the sink of
+    /// `ident_t` `ident`.
     #[cold]
-    fn tell_wait(&self, vec: &[i64], waiting: bool) {
+    fn tell_wait(&self, vec: &[i64], waiting: bool, ident: usize) {
         let mut iters = [0u64; MAX_TOLD];
         let n = self.dims.len().min(MAX_TOLD);
         for ((it, &(lo, st, _)), &v) in iters.iter_mut().zip(&self.dims).zip(vec) {
@@ -136,6 +138,8 @@ impl Doacross {
             waiting,
             iters: iters.as_ptr() as usize,
             n: n as u32,
+            ident,
+            count: self.dims.first().map_or(0, |d| d.2),
         });
     }
 }
@@ -153,8 +157,8 @@ mod tests {
         assert_eq!(d.index(&[2, 3]), Some(11));
         assert_eq!(d.index(&[2, 4]), None, "j + 1 past the end is outside");
         assert_eq!(d.index(&[-1, 0]), None);
-        d.wait(&[1, 4]); // returns at once
+        d.wait(&[1, 4], 0); // returns at once
         d.post(&[1, 2]);
-        d.wait(&[1, 2]);
+        d.wait(&[1, 2], 0);
     }
 }

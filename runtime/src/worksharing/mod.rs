@@ -72,7 +72,7 @@ pub fn static_init(
         DISTRIBUTE | DISTRIBUTE_CHUNKED => (th.team().team_num as u32, th.team().num_teams.max(1) as u32),
         _ => (th.tid(), th.team().nthreads),
     };
-    let chunked = matches!(base, 33 | 65 | DISTRIBUTE_CHUNKED | 45);
+    let chunked = is_chunked(sched);
     th.ws_state().next_construct();
     let c = static_sched::static_chunk(lb, ub, incr, chunked, chunk, tid, nth);
     end_left_loop(th);
@@ -84,6 +84,12 @@ pub fn static_init(
         tell_static(what, &c, lb, ub, incr);
     }
     c
+}
+
+/// Whether static schedule `sched` (`sched_type`, modifiers included) deals out chunks of
+/// the size the loop gives (rather than one balanced block per thread).
+pub fn is_chunked(sched: i32) -> bool {
+    matches!(strip_modifiers(sched), 33 | 65 | DISTRIBUTE_CHUNKED | 45)
 }
 
 /// What a tool is told as the calling thread begins its part `c` of a static construct from
@@ -563,9 +569,9 @@ pub fn doacross_init(th: Thread, dims: &[doacross::Dim]) {
     th.ws_state().set_doacross(key, d);
 }
 
-/// `__kmpc_doacross_wait`.
-pub fn doacross_wait(th: Thread, vec: &[i64]) {
-    th.ws_state().with_doacross(|d| d.wait(vec));
+/// `__kmpc_doacross_wait`, at `ident_t` `ident` (0: none).
+pub fn doacross_wait(th: Thread, vec: &[i64], ident: usize) {
+    th.ws_state().with_doacross(|d| d.wait(vec, ident));
 }
 
 /// `__kmpc_doacross_post`.

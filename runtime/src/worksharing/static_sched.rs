@@ -88,9 +88,56 @@ pub fn static_chunk(
     StaticChunk { lower, upper, stride, last: t == div_rem(nchunks - 1, n).1 }
 }
 
+/// The thread (of `nth`) that [`static_chunk`] gives iteration number `index` (from 0) of a
+/// loop of `tc` iterations, if the loop has it.
+pub fn static_owner(tc: u128, chunked: bool, chunk: i128, nth: u32, index: u128) -> Option<u32> {
+    if index >= tc {
+        return None;
+    }
+    let n = nth.max(1) as u128;
+    if chunked && chunk > 0 {
+        return Some(((index / chunk as u128) % n) as u32);
+    }
+    // Balanced blocks: the first `r` threads `q + 1` iterations, the others `q`.
+    let (q, r) = (tc / n, tc % n);
+    let long = r * (q + 1);
+    Some(if index < long { index / (q + 1) } else { r + (index - long) / q } as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owner_of_an_iteration_is_the_thread_whose_chunk_holds_it() {
+        for (tc, chunked, chunk, nth) in [
+            (10, false, 0, 3),
+            (64, false, 0, 16),
+            (2, false, 0, 3),
+            (10, true, 3, 3),
+            (10, true, 4, 3),
+            (100, true, 1, 7),
+            (5, false, 0, 1),
+        ] {
+            for t in 0..nth {
+                let c = static_chunk(0, tc as i128 - 1, 1, chunked, chunk, t, nth);
+                for i in 0..tc {
+                    let i = i as i128;
+                    let mine = if chunked {
+                        i >= c.lower && (i - c.lower) % c.stride <= c.upper - c.lower
+                    } else {
+                        (c.lower..=c.upper).contains(&i)
+                    };
+                    assert_eq!(
+                        static_owner(tc, chunked, chunk, nth, i as u128) == Some(t),
+                        mine,
+                        "{tc} {chunked} {chunk} {nth}: iteration {i}, thread {t}"
+                    );
+                }
+            }
+            assert_eq!(static_owner(tc, chunked, chunk, nth, tc), None);
+        }
+    }
 
     fn run(lb: i128, ub: i128, incr: i128, chunked: bool, chunk: i128, nth: u32) -> Vec<StaticChunk> {
         (0..nth).map(|t| static_chunk(lb, ub, incr, chunked, chunk, t, nth)).collect()
