@@ -4,7 +4,8 @@
 //! cannot complete because a thread left the region, a cycle of two tasks' locks, a taskwait
 //! on a child that waits for a lock its parent holds, a doacross sink on an iteration of its
 //! own chunk that never reaches its source, an ordered turn behind a lock its waiter holds
-//! (these two also built with gcc). The report's own clock is not tested:
+//! (these two also built with gcc), a named critical section and a lock taken in opposite
+//! orders. The report's own clock is not tested:
 //! the watchdog's limit is long enough for every thread to reach its wait on a loaded machine,
 //! and a run that shows no verdict within a minute fails.
 
@@ -226,6 +227,12 @@ fn a_lock_cycle_between_two_tasks() {
         if !(a == d && b == c && a != b && x != y) {
             return Some(format!("not a cycle of two threads and two locks: {a} {x} {b}; {c} {y} {d}"));
         }
+        // The locks are the program's static variables `a` and `b`, named from its symbols.
+        let mut named = [&x, &y].map(|l| l.split_once(' ').map(|(_, n)| n.to_string()));
+        named.sort();
+        if named != [Some("(`a`)".to_string()), Some("(`b`)".to_string())] {
+            return Some(format!("the locks are not named `a` and `b`: {x}, {y}"));
+        }
         let w = waits(report);
         for (t, l, h) in [(a, &x, b), (c, &y, d)] {
             let line = format!("for the lock {l}, held by gtid {h}");
@@ -252,6 +259,9 @@ fn a_taskwait_on_a_child_blocked_on_a_lock() {
         };
         if !(p == p2 && c == c2 && p != c) {
             return Some(format!("not the parent's and the child's threads: {p} {c}; {c2} {p2}"));
+        }
+        if !lock.ends_with(" (`lock`)") {
+            return Some(format!("the lock {lock} is not named `lock`"));
         }
         let w = waits(report);
         let parent = format!("in a 'taskwait' of an implicit task; a task of it runs on gtid {c}");
@@ -315,6 +325,25 @@ fn a_doacross_sink_on_an_iteration_that_never_posts() {
     });
 }
 
+#[test]
+fn a_critical_section_and_a_lock_taken_in_opposite_orders() {
+    each_run("critical_lock", |_, _, _, report| {
+        let gtid = gtids(report);
+        let (g0, g1) = (gtid[&0], gtid[&1]);
+        let v = verdict(report);
+        let Some(rest) = v.strip_prefix(&format!(
+            "a cycle of waits, which cannot end: gtid {g0} waits for the critical section 0x"
+        )) else {
+            return Some(format!("verdict {v:?}"));
+        };
+        let want = format!(" (named alpha), held by gtid {g1}; gtid {g1} waits for the lock 0x");
+        let ok = rest.split_once(' ').is_some_and(|(_, r)| {
+            r.starts_with(&want[1..]) && r.ends_with(&format!(" (`lock`), held by gtid {g0}"))
+        });
+        (!ok).then(|| format!("verdict {v:?}"))
+    });
+}
+
 /// What the report of `tests/hang/ordered_lock.c` must say: thread 0 (iteration 0) waits for
 /// the lock thread 1 (iteration 1) set, which waits for its turn in the ordered region, as
 /// does every other thread: the turn is in thread 0's chunk. `region`: how the ordered region
@@ -328,6 +357,9 @@ fn judge_ordered_lock(n: u32, region: &str, report: &[String]) -> Option<String>
     else {
         return Some(format!("no thread waits for a lock held by gtid {g1}"));
     };
+    if lock.contains(' ') {
+        return Some(format!("the lock on main's stack is given a variable's name: {lock}"));
+    }
     let turn = format!(
         "for its turn in {region}; the turn is in the chunk of gtid {g0} (iterations 0 to 0, counted from 0)"
     );

@@ -253,4 +253,37 @@ impl Names for Full {
     fn known(&self, ident: u64) -> bool {
         Plain.known(ident)
     }
+
+    fn variable(&self, out: &mut dyn Write, addr: u64) -> fmt::Result {
+        match crate::symbolize::data_name(addr as usize) {
+            Some(name) => write!(out, " ({})", variable_words(&name)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A variable's symbol as the report shows it: a critical section's lock (clang's
+/// `.gomp_critical_user_NAME.var`, gcc's `.gomp_critical_user_NAME`) by its name, anything
+/// else by its symbol.
+fn variable_words(symbol: &str) -> String {
+    match symbol.strip_prefix(".gomp_critical_user_") {
+        Some(rest) => match rest.strip_suffix(".var").unwrap_or(rest) {
+            "" => "unnamed".to_string(),
+            name => format!("named {name}"),
+        },
+        None => format!("`{symbol}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variable_words;
+
+    #[test]
+    fn a_critical_sections_lock_is_named_by_its_name() {
+        assert_eq!(variable_words(".gomp_critical_user_alpha.var"), "named alpha");
+        assert_eq!(variable_words(".gomp_critical_user_alpha"), "named alpha");
+        assert_eq!(variable_words(".gomp_critical_user_.var"), "unnamed");
+        assert_eq!(variable_words("locks+0x10"), "`locks+0x10`");
+    }
 }

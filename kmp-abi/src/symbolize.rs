@@ -30,21 +30,46 @@ pub(crate) fn code_name(addr: usize, what: Code) -> Option<String> {
     source_line(probe).or_else(|| symbol_name(addr))
 }
 
-/// `file:line[:column]` of the instruction at `addr`, from its object's debug information.
-fn source_line(addr: usize) -> Option<String> {
+/// The name of the variable at data address `addr` (a lock's, a critical section's): its
+/// symbol, `symbol+0x..` inside it, from its object's symbol table; None for an address no
+/// loaded object's file holds (the stack, the heap) or no symbol covers.
+pub(crate) fn data_name(addr: usize) -> Option<String> {
     let (path, bias) = object_of(addr)?;
+    with_loader(path, |loader| {
+        let at = (addr - bias) as u64;
+        let sym = loader.find_symbol_info(at)?;
+        Some(match at - sym.address() {
+            0 => sym.name().to_string(),
+            off => format!("{}+{off:#x}", sym.name()),
+        })
+    })
+}
+
+/// Runs `f` on the reader of the object file at `path` (made the first time, then kept);
+/// None if the file cannot be read.
+fn with_loader<T>(path: PathBuf, f: impl FnOnce(&addr2line::Loader) -> Option<T>) -> Option<T> {
     let mut cache = LOADERS.lock().unwrap_or_else(|e| e.into_inner());
     let i = match cache.iter().position(|(p, _)| *p == path) {
         Some(i) => i,
         None => {
-            // An object without DWARF, or one that cannot be read: remembered as None.
+            // An object that cannot be read: remembered as None.
             let loader = addr2line::Loader::new(&path).ok();
             cache.push((path, loader));
             cache.len() - 1
         }
     };
-    let loader = cache[i].1.as_ref()?;
-    let loc = loader.find_location((addr - bias) as u64).ok()??;
+    f(cache[i].1.as_ref()?)
+}
+
+/// `file:line[:column]` of the instruction at `addr`, from its object's debug information.
+fn source_line(addr: usize) -> Option<String> {
+    let (path, bias) = object_of(addr)?;
+    with_loader(path, |loader| line_of(loader, (addr - bias) as u64))
+}
+
+/// `file:line[:column]` of the instruction at file address `at` of `loader`'s object.
+fn line_of(loader: &addr2line::Loader, at: u64) -> Option<String> {
+    let loc = loader.find_location(at).ok()??;
     let file = Path::new(loc.file?).file_name()?.to_string_lossy().into_owned();
     let line = loc.line.filter(|&l| l > 0)?;
     Some(match loc.column.filter(|&c| c > 0) {
@@ -133,6 +158,19 @@ mod tests {
         assert!(name.starts_with("symbolize.rs:"), "{name}");
         let line: u32 = name.split(':').nth(1).unwrap().parse().unwrap();
         assert!(line > 100, "{name}");
+    }
+
+    static A_VARIABLE: [u64; 4] = [1, 2, 3, 4];
+
+    #[test]
+    fn a_static_variable_is_named_by_its_symbol() {
+        let base = std::hint::black_box(&A_VARIABLE) as *const [u64; 4] as usize;
+        let name = data_name(base).unwrap();
+        assert!(name.contains("A_VARIABLE") && !name.contains('+'), "{name}");
+        let inside = data_name(base + 16).unwrap();
+        assert!(inside.contains("A_VARIABLE") && inside.ends_with("+0x10"), "{inside}");
+        let on_stack = 0u64;
+        assert_eq!(data_name(&on_stack as *const u64 as usize), None);
     }
 
     #[test]

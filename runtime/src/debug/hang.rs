@@ -27,6 +27,11 @@ pub trait Names {
     fn barrier(&self, ident: u64, kind: u32) -> &'static str;
     /// Whether `ident` names its location (a program built with `-g`).
     fn known(&self, ident: u64) -> bool;
+    /// Writes ` (name)` for the variable at data address `addr` (a lock, a critical
+    /// section's), when it has one; nothing by default (a signal handler looks nothing up).
+    fn variable(&self, _out: &mut dyn Write, _addr: u64) -> fmt::Result {
+        Ok(())
+    }
 }
 
 /// Writes which barrier `ident` and `kind` are, and where: at the `ident`'s location, or else
@@ -216,6 +221,7 @@ fn what(out: &mut dyn Write, names: &dyn Names, g: i32, wait: Wait) -> fmt::Resu
         }
         Wait::Mutex { kind, addr } => {
             write!(out, "for {} {addr:#x}", mutex_words(kind))?;
+            names.variable(out, addr)?;
             match holder(addr) {
                 Some(h) if h == g => write!(out, ", which it holds itself"),
                 Some(h) => write!(out, ", held by gtid {h}"),
@@ -428,7 +434,7 @@ fn verdict(out: &mut dyn Write, names: &dyn Names) -> fmt::Result {
                 write!(out, "oxiomp: hang: verdict: a cycle of waits, which cannot end:")?;
                 for (i, e) in path[k..len].iter().enumerate() {
                     write!(out, "{}", if i == 0 { " " } else { "; " })?;
-                    edge(out, *e)?;
+                    edge(out, names, *e)?;
                 }
                 return writeln!(out);
             }
@@ -447,7 +453,7 @@ fn verdict(out: &mut dyn Write, names: &dyn Names) -> fmt::Result {
 }
 
 /// One step of a cycle, in words.
-fn edge(out: &mut dyn Write, e: Edge) -> fmt::Result {
+fn edge(out: &mut dyn Write, names: &dyn Names, e: Edge) -> fmt::Result {
     let Edge { from, to, wait } = e;
     match wait {
         Wait::Mutex { kind: mutex_kind::ORDERED, addr } => match holder(addr) {
@@ -460,7 +466,9 @@ fn edge(out: &mut dyn Write, e: Edge) -> fmt::Result {
             ),
         },
         Wait::Mutex { kind, addr } => {
-            write!(out, "gtid {from} waits for {} {addr:#x}, held by gtid {to}", mutex_words(kind))
+            write!(out, "gtid {from} waits for {} {addr:#x}", mutex_words(kind))?;
+            names.variable(out, addr)?;
+            write!(out, ", held by gtid {to}")
         }
         Wait::Barrier { .. } => write!(out, "gtid {from} waits in a barrier for gtid {to}"),
         Wait::Taskwait { .. } => {
