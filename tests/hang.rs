@@ -86,6 +86,19 @@ impl Running {
         }
     }
 
+    /// Reads lines until one begins with `prefix` (a minute at most); returns it.
+    fn line_starting(&mut self, prefix: &str) -> String {
+        loop {
+            let Ok(l) = self.lines.recv_timeout(Duration::from_secs(60)) else {
+                panic!("no line {prefix:?}; the program printed:\n{}", self.seen.join("\n"))
+            };
+            self.seen.push(l.clone());
+            if l.starts_with(prefix) {
+                return l;
+            }
+        }
+    }
+
     fn signal(&self, sig: i32) {
         // SAFETY: kill sends a signal to our own child, which has not been waited for.
         assert_eq!(unsafe { libc::kill(self.child.id() as i32, sig) }, 0);
@@ -433,6 +446,30 @@ fn sigquit_reports_then_quits() {
     assert_eq!(second[0], "oxiomp: hang: SIGQUIT; the OpenMP threads:");
     assert_eq!(verdict(&first), verdict(&second));
     assert_eq!(waits(&first), waits(&second));
+}
+
+/// A `SIGQUIT` that comes while the watchdog writes its report (here: right after its first
+/// line, while it names the places of 16 threads from a binary without `-g`) gets its own
+/// report once the watchdog's is whole, then ends the program.
+#[test]
+fn sigquit_while_the_watchdog_reports() {
+    let exe = build("barrier", false);
+    let mut run = Running::start(&exe, 16, &[("OXIOMP_HANG_SECONDS", "2")]);
+    let head = run.line_starting("oxiomp: hang: gtid ");
+    assert!(head.ends_with(" (OXIOMP_HANG_SECONDS); the OpenMP threads:"), "{head}");
+    run.signal(libc::SIGQUIT);
+    let mut first = vec![head];
+    first.extend(run.report());
+    let second = run.report();
+    let status = run.child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGQUIT), "{}", second.join("\n"));
+    // The watchdog's report is whole (no line of the second one inside it), then the second.
+    assert!(!first.iter().any(|l| l.contains("SIGQUIT")), "{}", first.join("\n"));
+    assert_eq!(second[0], "oxiomp: hang: SIGQUIT; the OpenMP threads:");
+    assert_eq!(waits(&first).len(), 15, "{}", first.join("\n"));
+    assert_eq!(waits(&first).len(), waits(&second).len(), "{}", second.join("\n"));
+    assert!(verdict(&second).contains(" cannot complete: thread 15 of its team has left the region"));
 }
 
 /// Without `OXIOMP_HANG_SECONDS` the states are not kept: `SIGQUIT` lists the threads and says

@@ -85,8 +85,17 @@ extern "C" fn after_fork_in_child() {
 }
 
 /// Looks at the threads' waits every quarter of `limit` (from 10 ms to 1 s) and reports when
-/// one has lasted `limit`.
+/// one has lasted `limit`. `SIGQUIT` is blocked on this thread: its report is written on
+/// another, which waits for this one's report to end.
 fn watchdog(limit: Duration, abort: bool) {
+    // SAFETY: a signal set on the stack, filled before use; pthread_sigmask changes only this
+    // thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGQUIT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
     let limit_ns = limit.as_nanos().min(u64::MAX as u128) as u64;
     let period = (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
     let mut reported = 0;
@@ -141,8 +150,17 @@ fn install_sigquit() {
 
 /// The `SIGQUIT` handler: the report (nothing allocated, no lock taken: atomics read, text
 /// formatted into a buffer on the stack, written with write(2)), then the default action.
+/// While the watchdog writes a report (on its own thread, where `SIGQUIT` is blocked), this
+/// one waits for it to end, ten seconds at most.
 extern "C" fn on_sigquit(_sig: c_int) {
-    write_report(Reason::Signal, &Plain);
+    let pause = libc::timespec { tv_sec: 0, tv_nsec: 10_000_000 };
+    for _ in 0..1000 {
+        if write_report(Reason::Signal, &Plain) {
+            break;
+        }
+        // SAFETY: nanosleep is async-signal-safe and reads `pause`, which outlives the call.
+        unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+    }
     // SAFETY: sigaction and raise are async-signal-safe; the default action restored, the
     // raised signal (blocked while this handler runs) ends the program when it returns.
     unsafe {
