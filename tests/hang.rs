@@ -4,10 +4,10 @@
 //! cannot complete because a thread left the region, a cycle of two tasks' locks, a taskwait
 //! on a child that waits for a lock its parent holds, a doacross sink on an iteration of its
 //! own chunk that never reaches its source, an ordered turn behind a lock its waiter holds
-//! (these two also built with gcc), a named critical section and a lock taken in opposite
-//! orders. The report's own clock is not tested:
-//! the watchdog's limit is long enough for every thread to reach its wait on a loaded machine,
-//! and a run that shows no verdict within a minute fails.
+//! (these two also built with gcc), an orphaned barrier named by its call (also built by gcc
+//! with `-g`), a named critical section and a lock taken in opposite orders. The report's own
+//! clock is not tested: the watchdog's limit is long enough for every thread to reach its
+//! wait on a loaded machine, and a run that shows no verdict within a minute fails.
 
 mod common;
 
@@ -360,7 +360,7 @@ fn a_critical_section_and_a_lock_taken_in_opposite_orders() {
 /// What the report of `tests/hang/ordered_lock.c` must say: thread 0 (iteration 0) waits for
 /// the lock thread 1 (iteration 1) set, which waits for its turn in the ordered region, as
 /// does every other thread: the turn is in thread 0's chunk. `region`: how the ordered region
-/// is named.
+/// is named (the beginning of its name).
 fn judge_ordered_lock(n: u32, region: &str, report: &[String]) -> Option<String> {
     let gtid = gtids(report);
     let (g0, g1) = (gtid[&0], gtid[&1]);
@@ -373,11 +373,12 @@ fn judge_ordered_lock(n: u32, region: &str, report: &[String]) -> Option<String>
     if lock.contains(' ') {
         return Some(format!("the lock on main's stack is given a variable's name: {lock}"));
     }
-    let turn = format!(
-        "for its turn in {region}; the turn is in the chunk of gtid {g0} (iterations 0 to 0, counted from 0)"
-    );
-    if w.iter().filter(|l| **l == turn).count() != n as usize - 1 || w.len() != n as usize {
-        return Some(format!("expected {} threads waiting {turn:?}", n - 1));
+    let head = format!("for its turn in {region}");
+    let turn = format!("; the turn is in the chunk of gtid {g0} (iterations 0 to 0, counted from 0)");
+    if w.iter().filter(|l| l.starts_with(&head) && l.ends_with(&turn)).count() != n as usize - 1
+        || w.len() != n as usize
+    {
+        return Some(format!("expected {} threads waiting {head:?}…{turn:?}", n - 1));
     }
     let v = verdict(report);
     let want = format!(
@@ -389,30 +390,56 @@ fn judge_ordered_lock(n: u32, region: &str, report: &[String]) -> Option<String>
 
 #[test]
 fn an_ordered_turn_behind_a_lock_its_waiter_holds() {
-    each_run("ordered_lock", |n, debug, _, report| {
-        let region =
-            if debug { "the 'ordered' region at ordered_lock.c:25:1" } else { "an 'ordered' region" };
-        judge_ordered_lock(n, region, report)
+    each_run("ordered_lock", |n, debug, program, report| {
+        // Without `-g`, by the program's call of the region's entry.
+        let region = if debug {
+            "the 'ordered' region at ordered_lock.c:25:1".to_string()
+        } else {
+            format!("the 'ordered' region at {program}+0x")
+        };
+        judge_ordered_lock(n, &region, report)
+    });
+}
+
+/// A barrier whose `ident_t` names no place (clang without `-g`) is named by the program's
+/// call of it: its address in the binary, without debug information.
+#[test]
+fn a_barrier_is_named_by_its_call_without_g() {
+    each_run("barrier_call", |n, debug, program, report| {
+        let at = if debug { "at barrier_call.c:10:1".to_string() } else { format!("at {program}+0x") };
+        let v = verdict(report);
+        let tail = format!(" cannot complete: thread {} of its team has left the region", n - 1);
+        (!(v.starts_with(&format!("'barrier' {at}")) && v.ends_with(&tail))).then(|| format!("verdict {v:?}"))
     });
 }
 
 /// gcc's code goes through `GOMP_ordered_start` and `GOMP_doacross_wait`, which name no
-/// place: the same waits and verdicts otherwise.
+/// place: the same waits and verdicts otherwise. Built with `-g`, gcc's barrier is named by
+/// its call's line.
 #[test]
 fn gcc_built_ordered_and_doacross_hangs() {
     let dir = common::profile_dir().join("hang-tests");
     std::fs::create_dir_all(&dir).unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hang");
     let mut failures = Vec::new();
-    for name in ["ordered_lock", "doacross"] {
+    for name in ["ordered_lock", "doacross", "barrier_call"] {
         let exe = dir.join(format!("{name}-gcc"));
-        common::gcc(&src.join(format!("{name}.c")), &exe, &["-fopenmp", "-O2"]);
+        let flags: &[&str] =
+            if name == "barrier_call" { &["-fopenmp", "-O2", "-g"] } else { &["-fopenmp", "-O2"] };
+        common::gcc(&src.join(format!("{name}.c")), &exe, flags);
         for n in [2, 3] {
             let mut run = Running::start(&exe, n, &[("OXIOMP_HANG_SECONDS", "2")]);
             let report = run.report();
             run.kill();
             let why = if name == "ordered_lock" {
-                judge_ordered_lock(n, "an 'ordered' region", &report)
+                judge_ordered_lock(n, &format!("the 'ordered' region at {name}-gcc+0x"), &report)
+            } else if name == "barrier_call" {
+                let v = verdict(&report);
+                let want = format!(
+                    "a barrier at barrier_call.c:10:9 cannot complete: thread {} of its team has left the region",
+                    n - 1
+                );
+                (v != want).then(|| format!("verdict {v:?}, expected {want:?}"))
             } else {
                 let gtid = gtids(&report);
                 let want = format!(

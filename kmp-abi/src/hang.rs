@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use oxiomp_instrument::{Event, Recorder, sync_kind};
+use oxiomp_instrument::{Event, Meet, Recorder, sync_kind};
 use oxiomp_runtime::debug::hang::{self, Names, Reason};
 use oxiomp_runtime::icv::{CheckMode, HangWatch};
 
@@ -32,7 +32,18 @@ struct Watcher;
 
 impl Recorder for Watcher {
     fn record(&self, events: &[Event]) {
-        oxiomp_runtime::debug::watch_events(events);
+        for &e in events {
+            match e {
+                // A construct met: the program's call that reached it names its place when
+                // its `ident_t` does not (gcc's code, clang's without `-g`).
+                Event::Meet(m) => {
+                    let code = crate::check::meet_caller();
+                    let m = if m.code == 0 { Meet { code, ..m } } else { m };
+                    oxiomp_runtime::debug::watch_events(&[Event::Meet(m)]);
+                }
+                e => oxiomp_runtime::debug::watch_events(&[e]),
+            }
+        }
     }
 }
 
@@ -245,6 +256,10 @@ impl Names for Plain {
         barrier(ident, kind)
     }
 
+    fn call_site(&self, out: &mut dyn Write, code: u64) -> fmt::Result {
+        write!(out, "code address {code:#x}")
+    }
+
     fn known(&self, ident: u64) -> bool {
         Ident::names_location(ident as *const Ident)
     }
@@ -266,6 +281,13 @@ impl Names for Full {
 
     fn barrier(&self, ident: u64, kind: u32) -> &'static str {
         Plain.barrier(ident, kind)
+    }
+
+    fn call_site(&self, out: &mut dyn Write, code: u64) -> fmt::Result {
+        match crate::symbolize::code_name(code as usize, Code::Return) {
+            Some(name) => out.write_str(&name),
+            None => Plain.call_site(out, code),
+        }
     }
 
     fn known(&self, ident: u64) -> bool {

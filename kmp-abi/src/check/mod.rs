@@ -75,6 +75,9 @@ thread_local! {
     /// The team this thread looked up last (a hot team is met region after region): found
     /// again without the lock of `TEAMS`.
     static LAST_TEAM: Cell<Option<(usize, &'static Records)>> = const { Cell::new(None) };
+    /// The noted return address the checks took at the construct met last (see
+    /// [`meet_caller`]).
+    static TAKEN: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Installs the checks if `OXIOMP_CHECK` asks for them.
@@ -268,10 +271,26 @@ unsafe extern "C" {
 
 /// The noted return address of the entry whose construct the calling thread meets (0: none
 /// noted). Taken at every construct met, so that an address never outlives its entry's
-/// construct (an entry that notes none, a GOMP one, then finds 0).
+/// construct (an entry that notes none then finds 0); kept for the hang watch, which sees the
+/// meeting after the checks ([`meet_caller`]).
 fn noted_caller() -> usize {
     // SAFETY: reads and clears a word of the calling thread's own TLS.
-    unsafe { oxiomp_take_caller() }
+    let noted = unsafe { oxiomp_take_caller() };
+    let _ = TAKEN.try_with(|t| t.set(noted));
+    noted
+}
+
+/// The noted return address of the construct the calling thread meets now (the checks took
+/// it if they are on, for this meeting: they see every meeting before the hang watch does),
+/// 0 if none or if it lies in this library (the program's call was a tail call: its
+/// region's function names the place).
+pub(crate) fn meet_caller() -> usize {
+    let noted = match MODE.get() {
+        Some(_) => TAKEN.try_with(|t| t.replace(0)).unwrap_or(0),
+        // SAFETY: as in `noted_caller`.
+        None => unsafe { oxiomp_take_caller() },
+    };
+    if crate::ompt::in_this_library(noted) { 0 } else { noted }
 }
 
 /// The code address a construct's place is named by when its `ident_t` has no location: the

@@ -27,6 +27,8 @@ pub trait Names {
     fn barrier(&self, ident: u64, kind: u32) -> &'static str;
     /// Whether `ident` names its location (a program built with `-g`).
     fn known(&self, ident: u64) -> bool;
+    /// Writes where the program's call at return address `code` is (not 0).
+    fn call_site(&self, out: &mut dyn Write, code: u64) -> fmt::Result;
     /// Writes ` (name)` for the variable at data address `addr` (a lock, a critical
     /// section's), when it has one; nothing by default (a signal handler looks nothing up).
     fn variable(&self, _out: &mut dyn Write, _addr: u64) -> fmt::Result {
@@ -34,13 +36,24 @@ pub trait Names {
     }
 }
 
-/// Writes which barrier `ident` and `kind` are, and where: at the `ident`'s location, or else
-/// in the region's function `entry`.
-fn barrier_at(out: &mut dyn Write, names: &dyn Names, ident: u64, kind: u32, entry: u64) -> fmt::Result {
+/// Writes which barrier `ident` and `kind` are, and where: at the `ident`'s location, or the
+/// program's call `code`, or else in the region's function `entry`.
+fn barrier_at(
+    out: &mut dyn Write,
+    names: &dyn Names,
+    ident: u64,
+    kind: u32,
+    entry: u64,
+    code: u64,
+) -> fmt::Result {
     write!(out, "{}", names.barrier(ident, kind))?;
     if names.known(ident) {
         write!(out, " at ")?;
         return names.place(out, ident, 0);
+    }
+    if code != 0 {
+        write!(out, " at ")?;
+        return names.call_site(out, code);
     }
     write!(out, " in the region of ")?;
     names.place(out, 0, entry as usize)
@@ -177,19 +190,23 @@ fn what(out: &mut dyn Write, names: &dyn Names, g: i32, wait: Wait) -> fmt::Resu
             }
             Ok(())
         }
-        Wait::Barrier { ident, kind, size, entry, .. } => {
+        Wait::Barrier { ident, kind, size, entry, code, .. } => {
             write!(out, "in ")?;
-            barrier_at(out, names, ident, kind, entry)?;
+            barrier_at(out, names, ident, kind, entry, code)?;
             let there = threads().filter(|(_, d)| same_barrier(&d.watch, wait)).count();
             write!(out, ": {there} of the team's {size} threads are there")
         }
         Wait::Mutex { kind: mutex_kind::ORDERED, addr } => {
-            match loop_of(g).map(|(_, _, lp)| lp.ordered).filter(|&o| names.known(o)) {
-                Some(o) => {
+            match loop_of(g).map(|(_, _, lp)| lp) {
+                Some(lp) if names.known(lp.ordered) => {
                     write!(out, "for its turn in the 'ordered' region at ")?;
-                    names.place(out, o, 0)?;
+                    names.place(out, lp.ordered, 0)?;
                 }
-                None => write!(out, "for its turn in an 'ordered' region")?,
+                Some(lp) if lp.ordered_code != 0 => {
+                    write!(out, "for its turn in the 'ordered' region at ")?;
+                    names.call_site(out, lp.ordered_code)?;
+                }
+                _ => write!(out, "for its turn in an 'ordered' region")?,
             }
             match turn(g, addr) {
                 Some(Turn::Held(h)) => write!(out, ", held by gtid {h}"),
@@ -359,9 +376,16 @@ fn member_gtid(team: u64, tid: u32) -> Option<i32> {
     threads().find(|(_, d)| d.watch.member_of(team).is_some_and(|m| m.tid == tid)).map(|(g, _)| g)
 }
 
-/// Whether the thread of `w` waits in barrier `b` (the same team, construct and kind).
+/// Whether the thread of `w` waits in barrier `b` (the same team, construct and kind; for the
+/// runtime, threads at different calls of one construct are at one barrier).
 fn same_barrier(w: &Watch, b: Wait) -> bool {
-    matches!((w.wait(), b), (Some((x @ Wait::Barrier { .. }, _)), y) if x == y)
+    let code0 = |w: Wait| match w {
+        Wait::Barrier { team, ident, kind, join, size, entry, .. } => {
+            Some(Wait::Barrier { team, ident, kind, join, size, entry, code: 0 })
+        }
+        _ => None,
+    };
+    matches!(w.wait(), Some((x, _)) if code0(x).is_some() && code0(x) == code0(b))
 }
 
 /// The first thread `g` (waiting for `wait`) waits for, preferring one that waits too.
@@ -494,12 +518,13 @@ fn edge(out: &mut dyn Write, names: &dyn Names, e: Edge) -> fmt::Result {
 /// different constructs are in one barrier for the runtime: they pass it together.)
 fn stuck_barrier(out: &mut dyn Write, names: &dyn Names) -> Result<bool, fmt::Error> {
     for (_, d) in threads() {
-        let Some((Wait::Barrier { team, ident, kind, join: false, size, entry }, _)) = d.watch.wait() else {
+        let Some((Wait::Barrier { team, ident, kind, join: false, size, entry, code }, _)) = d.watch.wait()
+        else {
             continue;
         };
         let Some(tid) = (0..size).find(|&tid| member_gtid(team, tid).is_none()) else { continue };
         write!(out, "oxiomp: hang: verdict: ")?;
-        barrier_at(out, names, ident, kind, entry)?;
+        barrier_at(out, names, ident, kind, entry, code)?;
         let at_join = threads().any(|(_, d)| matches!(d.watch.wait(), Some((Wait::Barrier { team: t, join: true, .. }, _)) if t == team));
         let left = threads().any(|(_, d)| d.watch.left() == team && d.watch.member_of(team).is_none());
         if tid == 0 && at_join {

@@ -50,6 +50,8 @@ struct Level {
     barrier: AtomicU64,
     /// The OMPT sync kind of that barrier (0: none told).
     barrier_kind: AtomicU32,
+    /// The program's call of that barrier (a return address; 0: not known).
+    barrier_code: AtomicU64,
     /// The worksharing loop the thread is in, or was in last, in this region.
     looped: LoopWatch,
 }
@@ -74,8 +76,10 @@ struct LoopWatch {
     is_static: AtomicBool,
     first: AtomicU64,
     end: AtomicU64,
-    /// The `ident_t` of the `ordered` region the thread met last in the loop (0: none).
+    /// The `ident_t` of the `ordered` region the thread met last in the loop (0: none), and
+    /// the program's call of it (a return address; 0: not known).
     ordered: AtomicU64,
+    ordered_code: AtomicU64,
 }
 
 impl LoopWatch {
@@ -91,6 +95,7 @@ impl LoopWatch {
             first: self.first.load(Relaxed),
             end: self.end.load(Relaxed),
             ordered: self.ordered.load(Relaxed),
+            ordered_code: self.ordered_code.load(Relaxed),
         }
     }
 }
@@ -109,8 +114,10 @@ pub struct LoopView {
     /// The thread's current chunk (a dispatched loop): iterations `first..end`, from 0.
     pub first: u64,
     pub end: u64,
-    /// The `ident_t` of the `ordered` region the thread met last in the loop (0: none).
+    /// The `ident_t` of the `ordered` region the thread met last in the loop (0: none), and
+    /// the program's call of it (0: not known).
     pub ordered: u64,
+    pub ordered_code: u64,
 }
 
 impl LoopView {
@@ -192,8 +199,9 @@ pub fn now_ns() -> u64 {
 pub enum Wait {
     /// A barrier of `team`: the one of `ident` (0: not told) and OMPT sync kind `kind`, or the
     /// team's join (`join`: the primary thread waits for its workers to end their parts).
-    /// `size` is the team's, `entry` its outlined function.
-    Barrier { team: u64, ident: u64, kind: u32, join: bool, size: u32, entry: u64 },
+    /// `size` is the team's, `entry` its outlined function; `code` the program's call of the
+    /// barrier (a return address; 0: not known).
+    Barrier { team: u64, ident: u64, kind: u32, join: bool, size: u32, entry: u64, code: u64 },
     /// The child tasks of `task` (a `taskwait`), whose routine is `routine` (0: implicit).
     Taskwait { task: u64, routine: u64 },
     /// The tasks of a taskgroup of `task`.
@@ -301,6 +309,7 @@ impl Watch {
                 if let Some(l) = self.innermost() {
                     l.barrier.store(0, Relaxed);
                     l.barrier_kind.store(0, Relaxed);
+                    l.barrier_code.store(0, Relaxed);
                 }
             }
             State::BarrierJoin => self.join.store(0, Relaxed),
@@ -356,6 +365,7 @@ impl Watch {
             l.set_task(task);
             l.barrier.store(0, Relaxed);
             l.barrier_kind.store(0, Relaxed);
+            l.barrier_code.store(0, Relaxed);
             l.looped.seq.store(0, Relaxed);
         }
         self.ended.store(false, Relaxed);
@@ -388,6 +398,7 @@ impl Watch {
             MeetKind::Barrier => {
                 if let Some(l) = self.innermost() {
                     l.barrier.store(m.ident as u64, Relaxed);
+                    l.barrier_code.store(m.code as u64, Relaxed);
                 }
             }
             // `sections` handed out as a loop's chunks count as a loop of theirs.
@@ -403,12 +414,14 @@ impl Watch {
                     lp.first.store(0, Relaxed);
                     lp.end.store(0, Relaxed);
                     lp.ordered.store(0, Relaxed);
+                    lp.ordered_code.store(0, Relaxed);
                     lp.seq.store(lp.seq.load(Relaxed).wrapping_add(1), Relaxed);
                 }
             }
             MeetKind::Ordered => {
                 if let Some(l) = self.innermost() {
                     l.looped.ordered.store(m.ident as u64, Relaxed);
+                    l.looped.ordered_code.store(m.code as u64, Relaxed);
                 }
             }
             MeetKind::Single => {}
@@ -579,6 +592,7 @@ impl Watch {
                     join: false,
                     size: (l.member.load(Relaxed) >> 32) as u32,
                     entry: l.entry.load(Relaxed),
+                    code: l.barrier_code.load(Relaxed),
                 },
                 (State::BarrierJoin, _) => {
                     let team = self.join.load(Relaxed);
@@ -587,7 +601,7 @@ impl Watch {
                     }
                     let size = self.join_size.load(Relaxed);
                     let kind = sync_kind::BARRIER_IMPLICIT_PARALLEL;
-                    Wait::Barrier { team, ident: 0, kind, join: true, size, entry: 0 }
+                    Wait::Barrier { team, ident: 0, kind, join: true, size, entry: 0, code: 0 }
                 }
                 (State::Taskwait | State::TaskwaitDeps, Some(l)) => {
                     let (task, routine) = task(l);
@@ -661,7 +675,8 @@ mod tests {
         w.meet(Meet::plain(MeetKind::Barrier, 0x300));
         w.enter(State::BarrierPlain);
         w.enter(State::BarrierSpinWait);
-        let barrier = Wait::Barrier { team: 0x100, ident: 0x300, kind: 0, join: false, size: 4, entry: 0x50 };
+        let barrier =
+            Wait::Barrier { team: 0x100, ident: 0x300, kind: 0, join: false, size: 4, entry: 0x50, code: 0 };
         assert_eq!(w.wait().map(|(x, _)| x), Some(barrier));
         // Running a task in the barrier is not waiting; a lock it asks for is.
         w.run_task(&task(0x600, 0x200));
