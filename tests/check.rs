@@ -228,10 +228,14 @@ fn a_gcc_built_program_is_named_by_its_debug_lines() {
         differs: "",
     };
     let task = |n: u32| (0..n).map(|t| held_task_message(t, "held_task.c:15:9")).collect::<Vec<_>>();
+    // gcc's line for the entry of an undeferred task's function is its first statement's.
+    let unset = |n: u32| (0..n).map(|t| unset_other_message(t, "unset_other.c:19:23")).collect::<Vec<_>>();
     let mut failures = Vec::new();
-    for (name, accept) in
-        [("barrier", &(|n| e.messages(n)) as &dyn Fn(u32) -> Vec<String>), ("held_task", &task)]
-    {
+    for (name, accept) in [
+        ("barrier", &(|n| e.messages(n)) as &dyn Fn(u32) -> Vec<String>),
+        ("held_task", &task),
+        ("unset_other", &unset),
+    ] {
         let exe = build_gcc(name);
         for n in [2, 3, 4, 16] {
             failures.extend(judge(&exe, n, false, &accept(n)).map(|f| format!("{name} at {n}: {f}")));
@@ -327,6 +331,20 @@ fn a_lock_held_at_the_end_of_a_task() {
     // Any thread of the team may run the task. With -g the place is the task's function's
     // line, from the debug information.
     check_mistake("held_task", |n| (0..n).map(|t| held_task_message(t, "held_task.c:15")).collect());
+}
+
+#[test]
+fn a_lock_unset_by_another_task_of_the_thread() {
+    // The task's place is its function's line, from the debug information.
+    check_mistake("unset_other", |n| (0..n).map(|t| unset_other_message(t, "unset_other.c:17")).collect());
+}
+
+/// The message for a lock the implicit task of thread `t` set and a task at `place` unset.
+fn unset_other_message(t: u32, place: &str) -> String {
+    format!(
+        "thread {t} unset the lock 0x1 in a task at {place}, which its implicit task set: a lock must be unset \
+         by the task that set it"
+    )
 }
 
 #[test]

@@ -66,8 +66,10 @@ struct Held {
     /// The task that set it (its descriptor's address): an explicit task must unset it before
     /// it ends, an implicit one before its region ends.
     task: usize,
-    /// Whether that task is explicit (counted in `task_locks_changed`).
+    /// Whether that task is explicit (counted in `task_locks_changed`), and its routine (0:
+    /// implicit), which names it once it has ended.
     explicit: bool,
+    routine: usize,
 }
 
 thread_local! {
@@ -206,32 +208,59 @@ fn is_lock(kind: u32) -> bool {
 /// not followed: the task may go on, and unset it, on another thread.
 fn acquired(lock: usize) {
     let task = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
-    let explicit = task.routine_addr() != 0;
+    let routine = task.routine_addr();
+    let explicit = routine != 0;
     if explicit && oxiomp_runtime::task::tool_flags(task) & task_flags::UNTIED != 0 {
         return;
     }
     let task = task as *const oxiomp_runtime::task::Task as usize;
     with_frame(|f| {
-        f.held.push(Held { lock, task, explicit });
+        f.held.push(Held { lock, task, explicit, routine });
         if explicit {
             oxiomp_instrument::task_locks_changed(true);
         }
     });
 }
 
-/// The calling thread unset the lock at `lock` (set in its innermost region, or an outer one).
+/// The calling thread unset the lock at `lock` (set in its innermost region, or an outer one):
+/// by the task that set it, or else a mistake (another task of the thread: the runtime refuses
+/// an unset on another thread).
 fn released(lock: usize) {
+    let current = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
     let _ = FRAMES.try_with(|frames| {
         let Ok(mut frames) = frames.try_borrow_mut() else { return };
         for f in frames.iter_mut().rev() {
             if let Some(i) = f.held.iter().rposition(|h| h.lock == lock) {
-                if f.held.swap_remove(i).explicit {
+                let h = f.held.swap_remove(i);
+                if h.explicit {
                     oxiomp_instrument::task_locks_changed(false);
+                }
+                if h.task != current as *const oxiomp_runtime::task::Task as usize {
+                    let text = format!(
+                        "thread {} unset the lock {lock:#x} in {}, which {} set: a lock must be unset by the \
+                         task that set it",
+                        f.tid,
+                        task_words(current.routine_addr(), "its implicit task"),
+                        task_words(h.routine, "its implicit task")
+                    );
+                    report(f.team, text);
                 }
                 return;
             }
         }
     });
+}
+
+/// "a task at <place>" for an explicit task's routine, `implicit` for 0.
+fn task_words(routine: usize, implicit: &str) -> String {
+    match routine {
+        0 => implicit.to_string(),
+        r => format!(
+            "a task at {}",
+            code_name(r, Code::Entry)
+                .unwrap_or_else(|| "an unknown location (build with -g for file and line)".to_string())
+        ),
+    }
 }
 
 /// A team's region begins (on its primary thread, before any member runs).
