@@ -1,6 +1,7 @@
 // idle_sleep_tasks.c - threads that wait while tasks run elsewhere do not burn a core: with
 // KMP_BLOCKTIME=20 (ms), a task that sleeps 400 ms and then samples the process's threads
-// (state R in /proc/self/task/*/stat, several samples) finds itself the only one running, when
+// (state R in /proc/self/task/*/stat, in rounds of samples until the waiters settle, four
+// seconds at most) finds itself the only one running, when
 //  * the other threads wait in the barrier at the end of a single (no task left to take);
 //  * its parent waits for it in a taskwait, the others in that barrier;
 //  * its parent waits for it at the end of a taskgroup, the others in that barrier.
@@ -21,17 +22,11 @@
 
 #include "check.h"
 
-// The task's body: sleep past the block time, then the most threads seen running at once in
-// five samples (the sampling thread is one).
+// The task's body: sleep past the block time, then the most threads seen running at once
+// (the sampling thread is one; see `settled_running_threads`).
 static int sleep_and_sample(void) {
   usleep(400 * 1000);
-  int worst = 0;
-  for (int i = 0; i < 5; i++) {
-    int r = running_threads();
-    if (r > worst) worst = r;
-    usleep(20 * 1000);
-  }
-  return worst;
+  return settled_running_threads();
 }
 
 enum { IN_BARRIER, IN_TASKWAIT, IN_TASKGROUP };
