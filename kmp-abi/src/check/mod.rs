@@ -226,12 +226,12 @@ fn acquired(lock: usize) {
 /// by the task that set it, or else a mistake (another task of the thread: the runtime refuses
 /// an unset on another thread).
 fn released(lock: usize) {
-    let current = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
     let _ = FRAMES.try_with(|frames| {
         let Ok(mut frames) = frames.try_borrow_mut() else { return };
         for f in frames.iter_mut().rev() {
             if let Some(i) = f.held.iter().rposition(|h| h.lock == lock) {
                 let h = f.held.swap_remove(i);
+                let current = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
                 if h.explicit {
                     oxiomp_instrument::task_locks_changed(false);
                 }
@@ -255,12 +255,14 @@ fn released(lock: usize) {
 fn task_words(routine: usize, implicit: &str) -> String {
     match routine {
         0 => implicit.to_string(),
-        r => format!(
-            "a task at {}",
-            code_name(r, Code::Entry)
-                .unwrap_or_else(|| "an unknown location (build with -g for file and line)".to_string())
-        ),
+        r => format!("a task at {}", routine_place(r)),
     }
+}
+
+/// Where an explicit task's routine is.
+fn routine_place(routine: usize) -> String {
+    code_name(routine, Code::Entry)
+        .unwrap_or_else(|| "an unknown location (build with -g for file and line)".to_string())
 }
 
 /// A team's region begins (on its primary thread, before any member runs).
@@ -399,8 +401,7 @@ fn task_ends(task: usize) {
         // SAFETY: the event names the task whose body just returned on this thread; its
         // descriptor is freed only after the event is dispatched.
         let routine = unsafe { (*(task as *const oxiomp_runtime::task::Task)).routine_addr() };
-        let at = code_name(routine, Code::Entry)
-            .unwrap_or_else(|| "an unknown location (build with -g for file and line)".to_string());
+        let at = routine_place(routine);
         let text = format!(
             "thread {} ended a task at {at} holding the lock {lock:#x}, which the task set: a lock must be \
              unset by the task that set it",
