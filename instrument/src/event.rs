@@ -338,6 +338,13 @@ pub trait Recorder: Send + Sync {
         self.record(events);
     }
 
+    /// The calling thread's mutex event `op` of kind `kind` on `wait_id`: what
+    /// [`record`](Self::record) of the one [`ToolEvent::Mutex`] does, as this default does; a
+    /// recorder may answer it without the event's match.
+    fn mutex(&self, op: MutexOp, kind: u32, wait_id: usize) {
+        self.record(&[Event::Tool(ToolEvent::Mutex { op, kind, wait_id })]);
+    }
+
     /// The number of a new task of the calling thread (0: none; the task is not traced).
     fn task_number(&self) -> u32 {
         crate::next_task_number()

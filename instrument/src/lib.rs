@@ -280,10 +280,34 @@ pub fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
     tool(|| ToolEvent::Mutex { op, kind, wait_id })
 }
 
-/// [`mutex`] for what the run-time checks watch: a lock's acquisition and release.
+/// [`mutex`] for what the run-time checks watch: a lock's acquisition and release. When the
+/// checks are the only recorder, the event goes straight to their [`Recorder::mutex`]: a
+/// lock pair costs a few nanoseconds, which the general delivery (a group put together out
+/// of line, each slot's bit tested, the event matched) would multiply.
 #[inline(always)]
 pub fn mutex_checked(op: MutexOp, kind: u32, wait_id: usize) {
-    tool_checked(|| ToolEvent::Mutex { op, kind, wait_id })
+    match mode() {
+        OFF => {}
+        CHECKER => checker_mutex(op, kind, wait_id),
+        _ => deliver_mutex(op, kind, wait_id),
+    }
+}
+
+/// [`mutex_checked`] with other recorders: out of line and taking the event's values (a
+/// tail call, as [`checker_mutex`]).
+#[cold]
+#[inline(never)]
+fn deliver_mutex(op: MutexOp, kind: u32, wait_id: usize) {
+    deliver(&[Event::Tool(ToolEvent::Mutex { op, kind, wait_id })]);
+}
+
+/// [`mutex_checked`] with the checks the only recorder: out of line, so that a lock's fast
+/// path stays frame-less (a tail call here).
+#[inline(never)]
+fn checker_mutex(op: MutexOp, kind: u32, wait_id: usize) {
+    if let Some(r) = CHECKER_SLOT.recorder.get() {
+        r.mutex(op, kind, wait_id);
+    }
 }
 
 /// The calling thread arrives at a construct its whole team meets, `meet()` (worked out only

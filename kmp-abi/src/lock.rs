@@ -98,11 +98,13 @@ pub unsafe extern "C" fn omp_destroy_lock(lock: *mut OmpLock) {
 /// `__kmpc_critical`.)
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_set_lock(lock: *mut OmpLock) {
-    if !oxiomp_instrument::any_enabled()
+    if !oxiomp_instrument::enabled()
         // SAFETY: as in `simple`; null goes to the slow path, which reports it.
         && let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
         && l.try_lock_free(th.gtid())
     {
+        // The run-time checks follow the lock (one load and a branch without them).
+        oxiomp_instrument::mutex_checked(MutexOp::Acquired, mutex_kind::LOCK, lock as usize);
         return;
     }
     // SAFETY: forwarded.
@@ -128,11 +130,13 @@ unsafe fn set_lock_slow(lock: *mut OmpLock) {
 /// A frame-less fast path, as `omp_set_lock`'s.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn omp_unset_lock(lock: *mut OmpLock) {
-    if !oxiomp_instrument::any_enabled()
+    if !oxiomp_instrument::enabled()
         // SAFETY: as in `simple`.
         && let (Some(l), Some(th)) = (unsafe { lock.as_ref() }, Thread::peek())
         && l.try_unlock_uncontended(th.gtid())
     {
+        // As in `omp_set_lock`.
+        oxiomp_instrument::mutex_checked(MutexOp::Released, mutex_kind::LOCK, lock as usize);
         return;
     }
     // SAFETY: forwarded.

@@ -41,6 +41,18 @@ fn barrier_bits(ident: usize) -> i32 {
     Ident::flags(ident as *const Ident) & 0x1e0
 }
 
+/// The worksharing construct whose implied barrier a barrier's `ident_t` says it is (clang
+/// marks them: `for`, `sections`, `single`); `None` for another barrier (explicit, gcc's, or
+/// one with no ident).
+pub(super) fn implied_by(ident: usize) -> Option<MeetKind> {
+    match barrier_bits(ident) {
+        0x40 => Some(MeetKind::Loop),
+        0xc0 => Some(MeetKind::Sections),
+        0x140 => Some(MeetKind::Single),
+        _ => None,
+    }
+}
+
 /// Whether two arrivals of the same kind can be the same construct: their locations are the
 /// same, or one is not known (the program was built without `-g`: then kinds and values are
 /// compared, not places). Barriers also agree on what they end.
@@ -171,6 +183,18 @@ mod tests {
         assert!(same_place(&meet(&a), &meet(&u)));
         let implicit = ident(0x42, c";unknown;unknown;0;0;;");
         assert!(!same_place(&meet(&u), &meet(&implicit)), "an explicit barrier is not a loop's");
+    }
+
+    #[test]
+    fn an_implied_barrier_names_its_construct() {
+        let id = |flags| ident(flags, c";a.c;f;3;1;;");
+        let (f, s, one, x) = (id(0x42), id(0xc2), id(0x142), id(0x22));
+        let by = |i: &Ident| implied_by(i as *const Ident as usize);
+        assert_eq!(by(&f), Some(MeetKind::Loop));
+        assert_eq!(by(&s), Some(MeetKind::Sections));
+        assert_eq!(by(&one), Some(MeetKind::Single));
+        assert_eq!(by(&x), None, "an explicit barrier");
+        assert_eq!(implied_by(0), None, "gcc's barrier: no ident");
     }
 
     #[test]

@@ -15,20 +15,20 @@
 
 mod describe;
 mod records;
+mod thread;
 
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use oxiomp_instrument::{
-    Event, Meet, MeetKind, MutexOp, Recorder, ToolEvent, Worksharing, cancel_flags, mutex_kind, task_flags,
-    task_status,
+    Event, Meet, MeetKind, MutexOp, Recorder, ToolEvent, Worksharing, cancel_flags, mutex_kind, task_status,
 };
 use oxiomp_runtime::ForkLock;
 use oxiomp_runtime::icv::CheckMode;
 
-use describe::{Place, describe, ident_known, is_ordered};
+use describe::{Place, describe, ident_known, implied_by, is_ordered};
 use records::{Mismatch, Records};
+use thread::ThreadChecks;
 
 use crate::symbolize::{Code, code_name};
 
@@ -54,8 +54,9 @@ struct Frame {
     open: Option<(Meet, Place)>,
     /// The region's outlined function (0: not known).
     region: usize,
-    /// The locks the thread's tasks set in the region and have not unset.
-    held: Vec<Held>,
+    /// The kind of the construct the thread met last in the region, until it meets another
+    /// or a barrier.
+    last: Option<MeetKind>,
 }
 
 /// A lock a task set and has not unset.
@@ -66,20 +67,12 @@ struct Held {
     /// The task that set it (its descriptor's address): an explicit task must unset it before
     /// it ends, an implicit one before its region ends.
     task: usize,
-    /// Whether that task is explicit (counted in `task_locks_changed`), and its routine (0:
-    /// implicit), which names it once it has ended.
+    /// Whether that task is explicit (counted in `task_locks_changed`). An explicit task's
+    /// entry goes when the task ends (see `task_ends`): while it is here, the task is alive.
     explicit: bool,
-    routine: usize,
-}
-
-thread_local! {
-    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
-    /// The team this thread looked up last (a hot team is met region after region): found
-    /// again without the lock of `TEAMS`.
-    static LAST_TEAM: Cell<Option<(usize, &'static Records)>> = const { Cell::new(None) };
-    /// The noted return address the checks took at the construct met last (see
-    /// [`meet_caller`]).
-    static TAKEN: Cell<usize> = const { Cell::new(0) };
+    /// How many regions the thread was a member of when the task set it (at least 1): the
+    /// innermost of them is the lock's region.
+    depth: usize,
 }
 
 /// Installs the checks if `OXIOMP_CHECK` asks for them.
@@ -124,12 +117,13 @@ extern "C" fn after_fork_in_child() {
     };
     teams.clear();
     drop(teams);
-    let _ = LAST_TEAM.try_with(|last| last.set(None));
-    let _ = FRAMES.try_with(|frames| {
-        if let Ok(mut frames) = frames.try_borrow_mut() {
+    if let Some(tc) = ThreadChecks::get() {
+        tc.last_team.set(None);
+        if let (Ok(mut frames), Ok(mut held)) = (tc.frames.try_borrow_mut(), tc.held.try_borrow_mut()) {
             frames.clear();
+            held.clear();
         }
-    });
+    }
 }
 
 struct Checker;
@@ -172,28 +166,39 @@ impl Recorder for Checker {
             }
         }
     }
+
+    fn mutex(&self, op: MutexOp, kind: u32, wait_id: usize) {
+        if is_lock(kind) {
+            match op {
+                MutexOp::Acquired => acquired(wait_id),
+                MutexOp::Released => released(wait_id),
+                _ => {}
+            }
+        }
+    }
 }
 
 /// The records of `team`.
 fn team_check(team: usize) -> &'static Records {
-    let cached = LAST_TEAM.try_with(|last| last.get().filter(|(t, _)| *t == team)).ok().flatten();
-    if let Some((_, c)) = cached {
+    let tc = ThreadChecks::get();
+    if let Some((_, c)) = tc.and_then(|tc| tc.last_team.get()).filter(|(t, _)| *t == team) {
         return c;
     }
     let c = *TEAMS.lock().entry(team).or_insert_with(|| Box::leak(Box::default()));
-    let _ = LAST_TEAM.try_with(|last| last.set(Some((team, c))));
+    if let Some(tc) = tc {
+        tc.last_team.set(Some((team, c)));
+    }
     c
 }
 
 /// Runs `f` on the calling thread's innermost region, if it is in one.
 fn with_frame(f: impl FnOnce(&mut Frame)) {
-    let _ = FRAMES.try_with(|frames| {
-        if let Ok(mut frames) = frames.try_borrow_mut()
-            && let Some(top) = frames.last_mut()
-        {
-            f(top)
-        }
-    });
+    if let Some(tc) = ThreadChecks::get()
+        && let Ok(mut frames) = tc.frames.try_borrow_mut()
+        && let Some(top) = frames.last_mut()
+    {
+        f(top)
+    }
 }
 
 /// Whether OMPT mutex kind `kind` is a lock's (simple or nestable, set or tested).
@@ -206,49 +211,71 @@ fn is_lock(kind: u32) -> bool {
 
 /// The calling thread's current task set the lock at `lock`. A lock an untied task sets is
 /// not followed: the task may go on, and unset it, on another thread.
+#[inline]
 fn acquired(lock: usize) {
+    let Some(tc) = ThreadChecks::get() else { return };
+    let depth = tc.frames.try_borrow().map_or(0, |frames| frames.len());
+    if depth == 0 {
+        return;
+    }
     let task = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
-    let routine = task.routine_addr();
-    let explicit = routine != 0;
-    if explicit && oxiomp_runtime::task::tool_flags(task) & task_flags::UNTIED != 0 {
+    let explicit = task.is_explicit();
+    if explicit && !task.is_tied() {
         return;
     }
     let task = task as *const oxiomp_runtime::task::Task as usize;
-    with_frame(|f| {
-        f.held.push(Held { lock, task, explicit, routine });
+    if let Ok(mut held) = tc.held.try_borrow_mut() {
+        held.push(Held { lock, task, explicit, depth });
         if explicit {
             oxiomp_instrument::task_locks_changed(true);
         }
-    });
+    }
 }
 
-/// The calling thread unset the lock at `lock` (set in its innermost region, or an outer one):
-/// by the task that set it, or else a mistake (another task of the thread: the runtime refuses
-/// an unset on another thread).
+/// The calling thread unset the lock at `lock`: by the task that set it, or else a mistake
+/// (another task of the thread: the runtime refuses an unset on another thread).
+#[inline]
 fn released(lock: usize) {
-    let _ = FRAMES.try_with(|frames| {
-        let Ok(mut frames) = frames.try_borrow_mut() else { return };
-        for f in frames.iter_mut().rev() {
-            if let Some(i) = f.held.iter().rposition(|h| h.lock == lock) {
-                let h = f.held.swap_remove(i);
-                let current = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
-                if h.explicit {
-                    oxiomp_instrument::task_locks_changed(false);
-                }
-                if h.task != current as *const oxiomp_runtime::task::Task as usize {
-                    let text = format!(
-                        "thread {} unset the lock {lock:#x} in {}, which {} set: a lock must be unset by the \
-                         task that set it",
-                        f.tid,
-                        task_words(current.routine_addr(), "its implicit task"),
-                        task_words(h.routine, "its implicit task")
-                    );
-                    report(f.team, text);
-                }
-                return;
-            }
-        }
-    });
+    let Some(tc) = ThreadChecks::get() else { return };
+    let h = {
+        let Ok(mut held) = tc.held.try_borrow_mut() else { return };
+        let Some(i) = held.iter().rposition(|h| h.lock == lock) else { return };
+        held.swap_remove(i)
+    };
+    if h.explicit {
+        oxiomp_instrument::task_locks_changed(false);
+    }
+    let current = oxiomp_runtime::task::current(oxiomp_runtime::Thread::current());
+    if h.task != current as *const oxiomp_runtime::task::Task as usize {
+        unset_by_another(tc, h, current.routine_addr());
+    }
+}
+
+/// Reports lock `h` unset by another task of the thread that set it, whose routine is
+/// `routine` (0: its implicit task).
+#[cold]
+fn unset_by_another(tc: &ThreadChecks, h: Held, routine: usize) {
+    let Ok(frames) = tc.frames.try_borrow() else { return };
+    let Some(f) = frames.get(h.depth - 1) else { return };
+    let text = format!(
+        "thread {} unset the lock {:#x} in {}, which {} set: a lock must be unset by the task that set it",
+        f.tid,
+        h.lock,
+        task_words(routine, "its implicit task"),
+        task_words(setter_routine(&h), "its implicit task")
+    );
+    report(f.team, text);
+}
+
+/// The routine of the task that set `h` (0: an implicit task).
+fn setter_routine(h: &Held) -> usize {
+    if !h.explicit {
+        return 0;
+    }
+    // SAFETY: an explicit task's entry is removed when the task ends (`task_ends`, told of
+    // every task's end while an explicit task holds a lock: `task_locks_changed`), so the
+    // task of an entry still held is alive.
+    unsafe { (*(h.task as *const oxiomp_runtime::task::Task)).routine_addr() }
 }
 
 /// "a task at <place>" for an explicit task's routine, `implicit` for 0.
@@ -277,20 +304,11 @@ fn member_begins(team: usize, tid: u32, size: u32) {
     let region = unsafe { (*(team as *const oxiomp_runtime::Team)).entry };
     let team = team_check(team);
     let generation = team.generation();
-    let _ = FRAMES.try_with(|frames| {
-        if let Ok(mut frames) = frames.try_borrow_mut() {
-            frames.push(Frame {
-                team,
-                generation,
-                tid,
-                nthreads: size,
-                seq: 0,
-                open: None,
-                region,
-                held: Vec::new(),
-            });
-        }
-    });
+    if let Some(tc) = ThreadChecks::get()
+        && let Ok(mut frames) = tc.frames.try_borrow_mut()
+    {
+        frames.push(Frame { team, generation, tid, nthreads: size, seq: 0, open: None, region, last: None });
+    }
 }
 
 unsafe extern "C" {
@@ -307,7 +325,9 @@ unsafe extern "C" {
 fn noted_caller() -> usize {
     // SAFETY: reads and clears a word of the calling thread's own TLS.
     let noted = unsafe { oxiomp_take_caller() };
-    let _ = TAKEN.try_with(|t| t.set(noted));
+    if let Some(tc) = ThreadChecks::get() {
+        tc.taken.set(noted);
+    }
     noted
 }
 
@@ -317,7 +337,7 @@ fn noted_caller() -> usize {
 /// region's function names the place).
 pub(crate) fn meet_caller() -> usize {
     let noted = match MODE.get() {
-        Some(_) => TAKEN.try_with(|t| t.replace(0)).unwrap_or(0),
+        Some(_) => ThreadChecks::get().map_or(0, |tc| tc.taken.replace(0)),
         // SAFETY: as in `noted_caller`.
         None => unsafe { oxiomp_take_caller() },
     };
@@ -338,9 +358,19 @@ fn caller_code(noted: usize) -> usize {
 /// The calling thread arrives at `meet`.
 fn arrive(meet: Meet) {
     let noted = noted_caller();
-    let _ = FRAMES.try_with(|frames| {
-        let Ok(mut frames) = frames.try_borrow_mut() else { return };
+    let Some(tc) = ThreadChecks::get() else { return };
+    {
+        let Ok(mut frames) = tc.frames.try_borrow_mut() else { return };
+        let depth = frames.len();
         let Some(f) = frames.last_mut() else { return };
+        let last = f.last.replace(meet.kind);
+        if meet.kind == MeetKind::Barrier && last.is_some() && implied_by(meet.ident) == last {
+            // The implied barrier of the construct the thread met last: every thread that met
+            // that construct (checked there) meets this barrier next, so the barrier is not
+            // a point of its own (one arrival less per `for`, `sections` or `single`).
+            f.last = None;
+            return;
+        }
         let region = f.region;
         // A region's end is named by the region's function (`describe`), not by a caller.
         let place = || {
@@ -376,45 +406,51 @@ fn arrive(meet: Meet) {
             report(f.team, text);
         }
         if meet.kind == MeetKind::RegionEnd {
-            if let Some(&Held { lock, .. }) = f.held.first() {
-                let text = format!(
-                    "thread {} reached {} holding the lock {lock:#x}, which it set in the region: a lock \
-                     must be unset by the task that set it",
-                    f.tid,
-                    describe(&meet, place())
-                );
-                report(f.team, text);
-            }
-            if let Some(f) = frames.pop() {
-                for _ in f.held.iter().filter(|h| h.explicit) {
-                    oxiomp_instrument::task_locks_changed(false);
+            if let Ok(mut held) = tc.held.try_borrow_mut() {
+                if let Some(&Held { lock, .. }) = held.iter().find(|h| h.depth == depth) {
+                    let text = format!(
+                        "thread {} reached {} holding the lock {lock:#x}, which it set in the region: a lock \
+                         must be unset by the task that set it",
+                        f.tid,
+                        describe(&meet, place())
+                    );
+                    report(f.team, text);
                 }
+                held.retain(|h| {
+                    if h.depth >= depth && h.explicit {
+                        oxiomp_instrument::task_locks_changed(false);
+                    }
+                    h.depth < depth
+                });
             }
+            frames.pop();
         }
-    });
+    }
 }
 
 /// Explicit task `task` ends on the calling thread (its body returned): it must hold no lock.
 fn task_ends(task: usize) {
-    with_frame(|f| {
-        let Some(&Held { lock, .. }) = f.held.iter().find(|h| h.task == task) else { return };
-        // SAFETY: the event names the task whose body just returned on this thread; its
-        // descriptor is freed only after the event is dispatched.
-        let routine = unsafe { (*(task as *const oxiomp_runtime::task::Task)).routine_addr() };
-        let at = routine_place(routine);
-        let text = format!(
-            "thread {} ended a task at {at} holding the lock {lock:#x}, which the task set: a lock must be \
-             unset by the task that set it",
-            f.tid
-        );
-        f.held.retain(|h| {
-            if h.task == task {
-                oxiomp_instrument::task_locks_changed(false);
-            }
-            h.task != task
-        });
-        report(f.team, text);
+    let Some(tc) = ThreadChecks::get() else { return };
+    let (Ok(frames), Ok(mut held)) = (tc.frames.try_borrow(), tc.held.try_borrow_mut()) else { return };
+    let Some(&Held { lock, depth, .. }) = held.iter().find(|h| h.task == task) else { return };
+    held.retain(|h| {
+        if h.task == task {
+            oxiomp_instrument::task_locks_changed(false);
+        }
+        h.task != task
     });
+    drop(held);
+    let Some(f) = frames.get(depth - 1) else { return };
+    // SAFETY: the event names the task whose body just returned on this thread; its
+    // descriptor is freed only after the event is dispatched.
+    let routine = unsafe { (*(task as *const oxiomp_runtime::task::Task)).routine_addr() };
+    let at = routine_place(routine);
+    let text = format!(
+        "thread {} ended a task at {at} holding the lock {lock:#x}, which the task set: a lock must be unset by \
+         the task that set it",
+        f.tid
+    );
+    report(f.team, text);
 }
 
 /// The calling thread begins an `ordered` region: the loop it is in must have the `ordered`

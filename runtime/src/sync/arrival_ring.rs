@@ -10,7 +10,9 @@
 //! the count of arrivals, and `ahead`: how many of the slot's next laps are *diverted* to the
 //! slow path, a mutex-guarded map (*overflow*):
 //! * `free(k)`: no thread has arrived at `k`. The first arriver CASes it to `filling(k)`
-//!   (Acquire), stores the words and publishes `ready(k, 1)` (Release).
+//!   (Acquire), stores the words and publishes `ready(k, 1)` (Release). Every arriver's
+//!   first look at the tag is that CAS, from the `free(k)` it expects: a failed one returns
+//!   the tag as an Acquire load would, and takes the line for the CAS that follows.
 //! * `filling(k)`: the first arriver is storing a few words: the others spin, then yield.
 //! * `ready(k, c)`: a later arriver loads the tag (Acquire), reads the words, then CASes the
 //!   count to `c + 1` (AcqRel); the one that makes it `n` frees the slot in the same CAS: to
@@ -124,6 +126,9 @@ pub enum Arrival<const W: usize> {
     Unknown,
 }
 
+/// A point's slot: the tag first, so that it shares its cache line with the record's first
+/// words (a barrier's or a `single`'s record changes only there).
+#[repr(C)]
 struct Slot<const W: usize> {
     tag: AtomicU64,
     words: [AtomicU64; W],
@@ -216,12 +221,23 @@ impl<const W: usize> ArrivalRing<W> {
         debug_assert!((2..=Self::MAX_THREADS).contains(&n));
         let slot = &self.slots[(k % RING) as usize];
         let lap = lap_of(k);
+        // The first look is a compare-and-swap from `free(k)`, the slot's state when this
+        // thread is the first: it takes the tag's line once where a load and then a CAS take
+        // it twice, and a later arriver's failed CAS leaves the line with it for the count's
+        // CAS. Acquire, also on failure: the value found is read as the load below reads it.
+        let free = Tag { generation, lap, phase: FREE, ahead: 0, count: 0 };
+        let filling = Tag { phase: FILLING, count: 1, ..free }.encode();
+        let mut found =
+            match slot.tag.compare_exchange(free.encode(), filling, Ordering::Acquire, Ordering::Acquire) {
+                Ok(_) => return Self::fill(slot, filling, mine()),
+                Err(found) => Some(found),
+            };
         let mut mine = Some(mine);
         let mut spins = 0u32;
         loop {
             // Acquire: pairs with the Release that published `ready(k)` (the words) or
             // `free(k)` (every reader of the slot's last record is done).
-            let x = slot.tag.load(Ordering::Acquire);
+            let x = found.take().unwrap_or_else(|| slot.tag.load(Ordering::Acquire));
             let mut t = Tag::decode(x);
             if t.generation != generation {
                 if k >= RING {
@@ -260,13 +276,7 @@ impl<const W: usize> ArrivalRing<W> {
                     // Acquire: every reader of the slot's previous record has finished (see
                     // the module's proof).
                     if slot.tag.compare_exchange(x, filling, Ordering::Acquire, Ordering::Relaxed).is_ok() {
-                        for (w, v) in slot.words.iter().zip(words) {
-                            // Relaxed: published by the Release store of `ready` below.
-                            w.store(v, Ordering::Relaxed);
-                        }
-                        slot.tag
-                            .store(Tag { phase: READY, ..Tag::decode(filling) }.encode(), Ordering::Release);
-                        return Arrival::First;
+                        return Self::fill(slot, filling, words);
                     }
                     // Another thread was first: read its record.
                     mine = None;
@@ -297,6 +307,27 @@ impl<const W: usize> ArrivalRing<W> {
                 _ => return self.overflowed(slot, generation, k, n, mine.take()),
             }
         }
+    }
+
+    /// The calling thread took the slot (its tag is `filling`): stores its record `words` and
+    /// publishes it.
+    #[inline]
+    fn fill(slot: &Slot<W>, filling: u64, words: [u64; W]) -> Arrival<W> {
+        for (w, v) in slot.words.iter().zip(words) {
+            // A word that holds `v` already is left alone, so that its cache line stays
+            // shared with the readers: a record's words that do not change lap after lap (a
+            // barrier's, a `single`'s, past the slot's first line) then cost no line
+            // transfer. Relaxed: the load sees the word's last store (made by an earlier
+            // filler, which happened before the Acquire that took the slot: no store can
+            // follow it until this point is done); a store is published by the Release store
+            // of `ready` below, and a reader that finds `v` left here reads it as it would a
+            // fresh store.
+            if w.load(Ordering::Relaxed) != v {
+                w.store(v, Ordering::Relaxed);
+            }
+        }
+        slot.tag.store(Tag { phase: READY, ..Tag::decode(filling) }.encode(), Ordering::Release);
+        Arrival::First
     }
 
     /// The slow path: point `k`'s record is in the overflow map.
