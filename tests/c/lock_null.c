@@ -1,7 +1,8 @@
 // lock_null.c - a lock routine given a null lock pointer stops the program with one error that
-// names the call and the null pointer (omp_set_nest_lock(NULL) said "not initialized"). Each
-// call is made in a child process of its own, which must die of SIGABRT having written that
-// line.
+// names the call and the null pointer (omp_set_nest_lock(NULL) said "not initialized"); so does
+// omp_set_lock on a lock whose bytes are garbage (all 0xff), naming the call and the lock not
+// initialized. Each call is made in a child process of its own, which must die of SIGABRT
+// having written that line.
 // oxiomp-test: threads=none
 // oxiomp-test: reference=skip
 // oxiomp-test: env=OMP_OVNI=0
@@ -26,16 +27,29 @@ static void destroy_nest_lock(void) { omp_destroy_nest_lock(NULL); }
 static void init_nest_lock(void) { omp_init_nest_lock(NULL); }
 static void init_lock(void) { omp_init_lock(NULL); }
 static void destroy_lock(void) { omp_destroy_lock(NULL); }
+static void set_garbage_lock(void) {
+  omp_lock_t l;
+  memset(&l, 0xff, sizeof l);
+  omp_set_lock(&l);
+}
 
+#define NULL_PTR "the lock pointer is null"
 static const struct {
   const char *name;
   void (*call)(void);
+  const char *why;
 } calls[] = {
-    {"omp_set_lock", set_lock},           {"omp_unset_lock", unset_lock},
-    {"omp_test_lock", test_lock},         {"omp_set_nest_lock", set_nest_lock},
-    {"omp_unset_nest_lock", unset_nest_lock}, {"omp_test_nest_lock", test_nest_lock},
-    {"omp_destroy_nest_lock", destroy_nest_lock}, {"omp_init_nest_lock", init_nest_lock},
-    {"omp_init_lock", init_lock},         {"omp_destroy_lock", destroy_lock},
+    {"omp_set_lock", set_lock, NULL_PTR},
+    {"omp_unset_lock", unset_lock, NULL_PTR},
+    {"omp_test_lock", test_lock, NULL_PTR},
+    {"omp_set_nest_lock", set_nest_lock, NULL_PTR},
+    {"omp_unset_nest_lock", unset_nest_lock, NULL_PTR},
+    {"omp_test_nest_lock", test_nest_lock, NULL_PTR},
+    {"omp_destroy_nest_lock", destroy_nest_lock, NULL_PTR},
+    {"omp_init_nest_lock", init_nest_lock, NULL_PTR},
+    {"omp_init_lock", init_lock, NULL_PTR},
+    {"omp_destroy_lock", destroy_lock, NULL_PTR},
+    {"omp_set_lock", set_garbage_lock, "the lock is not initialized (or was destroyed)"},
 };
 
 int main(void) {
@@ -58,10 +72,10 @@ int main(void) {
     int status;
     waitpid(pid, &status, 0);
     char want[200], what[250];
-    snprintf(want, sizeof want, "oxiomp: error: %s: the lock pointer is null; aborting\n", calls[i].name);
-    snprintf(what, sizeof what, "%s(NULL): died of SIGABRT", calls[i].name);
+    snprintf(want, sizeof want, "oxiomp: error: %s: %s; aborting\n", calls[i].name, calls[i].why);
+    snprintf(what, sizeof what, "%s (%s): died of SIGABRT", calls[i].name, calls[i].why);
     CHECK(what, WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-    snprintf(what, sizeof what, "%s(NULL): the error line", calls[i].name);
+    snprintf(what, sizeof what, "%s (%s): the error line", calls[i].name, calls[i].why);
     CHECK(what, strcmp(err, want) == 0);
     if (strcmp(err, want) != 0) fprintf(stderr, "got: %s", err);
   }

@@ -42,12 +42,24 @@ impl<T> Table<T> {
         }
     }
 
-    /// Object number `n` (1-based), making its chunk if needed. All-zero bytes must be a value
-    /// of `T` the lock routines may initialise.
-    fn object(&self, n: u32) -> *mut T {
+    /// Object number `n` (1-based, not 0), making its chunk if needed. All-zero bytes must be
+    /// a value of `T` the lock routines may initialise. Inlined, and calling nothing when the
+    /// chunk exists: a lock's set and unset look their lock up first.
+    #[inline(always)]
+    fn object(&self, call: &str, n: u32) -> *mut T {
         let i = (n - 1) as usize;
-        let slot = &self.chunks[i / CHUNK];
+        let Some(slot) = self.chunks.get(i / CHUNK) else { out_of_range(call) };
         // Acquire: pairs with the installing CAS (the chunk's zeroed memory is visible).
+        let chunk = slot.load(Ordering::Acquire);
+        let chunk = if chunk.is_null() { Self::make_chunk(slot) } else { chunk };
+        // SAFETY: the chunk holds CHUNK objects.
+        unsafe { chunk.add(i % CHUNK) }
+    }
+
+    /// Installs chunk `slot`'s objects (or finds those another thread installed first).
+    #[cold]
+    #[inline(never)]
+    fn make_chunk(slot: &AtomicPtr<T>) -> *mut T {
         let mut chunk = slot.load(Ordering::Acquire);
         if chunk.is_null() {
             let layout = std::alloc::Layout::array::<T>(CHUNK).expect("lock chunk layout");
@@ -69,8 +81,7 @@ impl<T> Table<T> {
                     }
                 };
         }
-        // SAFETY: the chunk holds CHUNK objects.
-        unsafe { chunk.add(i % CHUNK) }
+        chunk
     }
 
     /// A number no lock has, for `call` to initialise.
@@ -98,18 +109,38 @@ static LOCKS: Table<LockWord> = Table::new();
 static NEST_LOCKS: Table<OmpNestLock> = Table::new();
 
 /// The number the program's 4-byte word holds, or a fatal report naming `call`.
+#[inline(always)]
 fn number(call: &str, lock: *mut u32) -> u32 {
     if lock.is_null() {
-        fatal(call, "the lock pointer is null");
+        null_lock(call);
     }
     // SAFETY: the program passes its 4-aligned lock, whose first 4 bytes only these routines
     // write; it is shared between threads, so read atomically. Acquire: pairs with the
     // initialising store (the lock object is initialised).
     let n = unsafe { AtomicU32::from_ptr(lock) }.load(Ordering::Acquire);
     if n == 0 {
-        fatal(call, "the lock is not initialized (or was destroyed)");
+        not_initialized(call);
     }
     n
+}
+
+#[cold]
+#[inline(never)]
+fn null_lock(call: &str) -> ! {
+    fatal(call, "the lock pointer is null")
+}
+
+#[cold]
+#[inline(never)]
+fn not_initialized(call: &str) -> ! {
+    fatal(call, "the lock is not initialized (or was destroyed)")
+}
+
+/// A lock word whose number no lock was given (the program wrote into it).
+#[cold]
+#[inline(never)]
+fn out_of_range(call: &str) -> ! {
+    fatal(call, "the lock is not initialized (or was destroyed)")
 }
 
 /// Gives the program's lock at `lock` a fresh number from `table` and initialises its object
@@ -119,7 +150,7 @@ fn init_in<T>(call: &str, table: &Table<T>, lock: *mut u32, init: impl FnOnce(*m
         fatal(call, "the lock pointer is null");
     }
     let n = table.take(call);
-    init(table.object(n));
+    init(table.object(call, n));
     // SAFETY: as in `number`. Release: the initialised object is seen by whoever reads the
     // number.
     unsafe { AtomicU32::from_ptr(lock) }.store(n, Ordering::Release);
@@ -127,7 +158,7 @@ fn init_in<T>(call: &str, table: &Table<T>, lock: *mut u32, init: impl FnOnce(*m
 
 /// Destroys the program's lock at `lock` (its object with `destroy`), giving its number back.
 fn destroy_in<T>(call: &str, table: &Table<T>, lock: *mut u32, destroy: impl FnOnce(*mut T)) {
-    destroy(table.object(number(call, lock)));
+    destroy(table.object(call, number(call, lock)));
     // SAFETY: as in `number`.
     let n = unsafe { AtomicU32::from_ptr(lock) }.swap(0, Ordering::AcqRel);
     if n != 0 {
@@ -136,8 +167,9 @@ fn destroy_in<T>(call: &str, table: &Table<T>, lock: *mut u32, destroy: impl FnO
 }
 
 /// The lock behind the program's 4-byte word, or a fatal report naming `call`.
+#[inline(always)]
 fn lock_of(call: &str, lock: *mut u32) -> *mut OmpLock {
-    LOCKS.object(number(call, lock))
+    LOCKS.object(call, number(call, lock))
 }
 
 /// gcc's `omp_init_lock`.
@@ -178,7 +210,7 @@ pub extern "C" fn oxiomp_gomp_test_lock(lock: *mut u32) -> c_int {
 /// The nestable lock behind an `OMP_1.0` program's 8-byte (4-aligned) `omp_nest_lock_t`,
 /// whose first word holds its number.
 fn nest_lock_of(call: &str, lock: *mut u32) -> *mut OmpNestLock {
-    NEST_LOCKS.object(number(call, lock))
+    NEST_LOCKS.object(call, number(call, lock))
 }
 
 /// `omp_init_nest_lock@OMP_1.0`.
