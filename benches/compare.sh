@@ -7,9 +7,9 @@
 #   --baseline LIB: also runs binary A on LIB, another build of oxiomp (say, of the commit
 #   before a change), in the same interleaved rounds, and adds its time and the paired
 #   ratio oxiomp/baseline: a change's before/after measured as the comparisons are.
-#   --checked: also runs binary A on oxiomp with the run-time checks on (OXIOMP_CHECK=1), in
-#   the same rounds, and adds its time and the paired ratio checked/oxiomp: what the checks
-#   cost per construct.
+#   --checked: also runs binaries A and G on oxiomp with the run-time checks on
+#   (OXIOMP_CHECK=1), in the same rounds, and adds their times and the paired ratios
+#   checked/unchecked of each binary: what the checks cost per construct.
 #
 # Builds benches/overhead.c twice into target/bench/, both linking the same
 # benches/delay.c object (so both time the same delay machine code):
@@ -143,7 +143,7 @@ run_rt() {
     local rt=$1; shift
     case "$rt" in
     oxiomp | gcc-oxiomp) env LD_LIBRARY_PATH="$LIBDIR_ABS" "$@" ;;
-    checked) env LD_LIBRARY_PATH="$LIBDIR_ABS" OXIOMP_CHECK=1 "$@" ;;
+    checked | gcc-checked) env LD_LIBRARY_PATH="$LIBDIR_ABS" OXIOMP_CHECK=1 "$@" ;;
     baseline) env LD_LIBRARY_PATH="$BASEDIR_ABS" "$@" ;;
     libomp | libgomp) env -u LD_LIBRARY_PATH "$@" ;;
     esac
@@ -198,7 +198,7 @@ echo "# threads=$threads rounds=$rounds OMP_PROC_BIND=$OMP_PROC_BIND OMP_PLACES=
 # --- measure -----------------------------------------------------------------
 RUNTIMES=(oxiomp libomp libgomp gcc-oxiomp)
 [ -z "$baseline" ] || RUNTIMES+=(baseline)
-[ -z "$checked" ] || RUNTIMES+=(checked)
+[ -z "$checked" ] || RUNTIMES+=(checked gcc-checked)
 TIMEOUT=${OVH_TIMEOUT:-120}
 declare -A vals   # "$rt/$c" -> space-separated per-round medians
 declare -A per    # "$rt/$c/$r" -> that round's median (for paired ratios)
@@ -215,7 +215,7 @@ for ((r = 1; r <= rounds; r++)); do
         echo "$r rtt $c $rtt" >>"$raw"
         for ((k = 0; k < ${#RUNTIMES[@]}; k++)); do
             rt=${RUNTIMES[(k + r - 1) % ${#RUNTIMES[@]}]}
-            bin=$A; case "$rt" in libgomp | gcc-oxiomp) bin=$G ;; esac
+            bin=$A; case "$rt" in libgomp | gcc-oxiomp | gcc-checked) bin=$G ;; esac
             log=$BENCH/logs/$rt-$c-r$r.err
             set +e
             out=$(run_rt "$rt" timeout -k 5 "$TIMEOUT" "$bin" "$c" 2>"$log")
@@ -280,14 +280,17 @@ md=$BENCH/overhead.md
     hdr="| construct | oxiomp us | libomp us | libgomp us | oxiomp/libomp | oxiomp/libgomp | gcc: oxiomp us | gcc: oxiomp/libgomp | rtt ns |"
     sep="|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     [ -z "$baseline" ] || { hdr+=" baseline us | oxiomp/baseline |"; sep+="---:|---:|"; }
-    [ -z "$checked" ] || { hdr+=" checked us | checked/oxiomp |"; sep+="---:|---:|"; }
+    [ -z "$checked" ] || {
+        hdr+=" checked us | checked/oxiomp | gcc: checked us | gcc: checked/oxiomp |"
+        sep+="---:|---:|---:|---:|"
+    }
     echo "$hdr"
     echo "$sep"
 } >"$md"
 
 printf '%-18s %10s %10s %10s %14s %15s %11s %12s %7s' construct "oxiomp us" "libomp us" "libgomp us" oxiomp/libomp oxiomp/libgomp "gcc-ox us" "gcc ox/gomp" "rtt ns"
 [ -z "$baseline" ] || printf ' %11s %15s' "baseline us" oxiomp/baseline
-[ -z "$checked" ] || printf ' %11s %15s' "checked us" checked/oxiomp
+[ -z "$checked" ] || printf ' %11s %15s %14s %18s' "checked us" checked/oxiomp "gcc-ck us" "gcc ck/oxiomp"
 echo
 for c in "${constructs[@]}"; do
     declare -A m=()
@@ -310,8 +313,9 @@ for c in "${constructs[@]}"; do
     fi
     if [ -n "$checked" ]; then
         ck=$(fmt "${m[checked]}"); r5=$(paired_ratio "$c" oxiomp checked)
-        printf ' %11s %15s' "$ck" "$r5"
-        row+=" $ck | $r5 |"
+        gk=$(fmt "${m[gcc-checked]}"); r6=$(paired_ratio "$c" gcc-oxiomp gcc-checked)
+        printf ' %11s %15s %14s %18s' "$ck" "$r5" "$gk" "$r6"
+        row+=" $ck | $r5 | $gk | $r6 |"
     fi
     echo
     echo "$row" >>"$md"

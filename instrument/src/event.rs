@@ -345,6 +345,20 @@ pub trait Recorder: Send + Sync {
         self.record(&[Event::Tool(ToolEvent::Mutex { op, kind, wait_id })]);
     }
 
+    /// The calling thread's task acquired the lock at `lock`, of kind `kind` (a lock's set or
+    /// successful test, nestable or not, at nesting 1): [`mutex`](Self::mutex) with
+    /// [`MutexOp::Acquired`], as this default does, given apart so that a recorder may answer
+    /// it without the operation's match.
+    fn lock_acquired(&self, kind: u32, lock: usize) {
+        self.mutex(MutexOp::Acquired, kind, lock);
+    }
+
+    /// The calling thread's task released the lock at `lock`, of kind `kind`: as
+    /// [`lock_acquired`](Self::lock_acquired), for [`MutexOp::Released`].
+    fn lock_released(&self, kind: u32, lock: usize) {
+        self.mutex(MutexOp::Released, kind, lock);
+    }
+
     /// The number of a new task of the calling thread (0: none; the task is not traced).
     fn task_number(&self) -> u32 {
         crate::next_task_number()

@@ -288,7 +288,11 @@ pub fn mutex(op: MutexOp, kind: u32, wait_id: usize) {
 pub fn mutex_checked(op: MutexOp, kind: u32, wait_id: usize) {
     match mode() {
         OFF => {}
-        CHECKER => checker_mutex(op, kind, wait_id),
+        CHECKER => match op {
+            MutexOp::Acquired => checker_lock_acquired(kind, wait_id),
+            MutexOp::Released => checker_lock_released(kind, wait_id),
+            _ => checker_mutex(op, kind, wait_id),
+        },
         _ => deliver_mutex(op, kind, wait_id),
     }
 }
@@ -307,6 +311,22 @@ fn deliver_mutex(op: MutexOp, kind: u32, wait_id: usize) {
 fn checker_mutex(op: MutexOp, kind: u32, wait_id: usize) {
     if let Some(r) = CHECKER_SLOT.recorder.get() {
         r.mutex(op, kind, wait_id);
+    }
+}
+
+/// [`checker_mutex`] for a lock's acquisition (the operation known at the call: no match).
+#[inline(never)]
+fn checker_lock_acquired(kind: u32, lock: usize) {
+    if let Some(r) = CHECKER_SLOT.recorder.get() {
+        r.lock_acquired(kind, lock);
+    }
+}
+
+/// [`checker_mutex`] for a lock's release.
+#[inline(never)]
+fn checker_lock_released(kind: u32, lock: usize) {
+    if let Some(r) = CHECKER_SLOT.recorder.get() {
+        r.lock_released(kind, lock);
     }
 }
 

@@ -71,6 +71,50 @@ int main(void) {
   omp_init_lock(&lock);
   CHECK_EQ("counter under omp_lock_t: lost updates", locked_count(&lock, ITERS), 0);
 
+  /* two locks unset in the order they were set (the first one first), and several held at
+     once: the run-time checks follow each until its own unset */
+  {
+    omp_lock_t a, b, many[12];
+    omp_init_lock(&a);
+    omp_init_lock(&b);
+    for (int i = 0; i < 12; i++) omp_init_lock(&many[i]);
+    long both = 0, deep = 0;
+#pragma omp parallel
+    {
+      int my_iters = per_thread(ITERS, omp_get_num_threads());
+      for (int i = 0; i < my_iters; i++) {
+        omp_set_lock(&a);
+        omp_set_lock(&b);
+        both++;
+        omp_unset_lock(&a);
+        omp_unset_lock(&b);
+      }
+#pragma omp barrier
+#pragma omp single
+      {
+        for (int i = 0; i < 12; i++) omp_set_lock(&many[i]);
+        for (int i = 0; i < 12; i += 2) omp_unset_lock(&many[i]);
+        for (int i = 11; i > 0; i -= 2) omp_unset_lock(&many[i]);
+        deep = 1;
+      }
+#pragma omp single
+      {
+        both -= (long)omp_get_num_threads() * my_iters;
+        /* all twelve are free again */
+        for (int i = 0; i < 12; i++) {
+          int r = omp_test_lock(&many[i]);
+          if (r) omp_unset_lock(&many[i]);
+          else deep = 0;
+        }
+      }
+    }
+    CHECK_EQ("two locks unset first-set-first: lost updates", both, 0);
+    CHECK_EQ("twelve locks held at once, unset out of order, all free again", deep, 1);
+    omp_destroy_lock(&a);
+    omp_destroy_lock(&b);
+    for (int i = 0; i < 12; i++) omp_destroy_lock(&many[i]);
+  }
+
   /* omp_test_lock, single thread */
   CHECK_EQ("omp_test_lock on free lock", omp_test_lock(&lock) != 0, 1);
   omp_unset_lock(&lock);

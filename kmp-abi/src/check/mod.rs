@@ -27,7 +27,7 @@ use oxiomp_runtime::ForkLock;
 use oxiomp_runtime::icv::CheckMode;
 
 use describe::{Place, describe, ident_known, implied_by, is_ordered};
-use records::{Mismatch, Records};
+use records::{Mismatch, Records, THEN_BARRIER};
 use thread::ThreadChecks;
 
 use crate::symbolize::{Code, code_name};
@@ -57,6 +57,10 @@ struct Frame {
     /// The kind of the construct the thread met last in the region, until it meets another
     /// or a barrier.
     last: Option<MeetKind>,
+    /// A gcc `single` the thread met and has not yet arrived at in the team's records, with
+    /// its place: it arrives at the thread's next meeting, as one with the barrier if that is
+    /// next (see [`THEN_BARRIER`]).
+    pending: Option<(Meet, Place)>,
 }
 
 /// A lock a task set and has not unset.
@@ -122,6 +126,7 @@ extern "C" fn after_fork_in_child() {
         if let (Ok(mut frames), Ok(mut held)) = (tc.frames.try_borrow_mut(), tc.held.try_borrow_mut()) {
             frames.clear();
             held.clear();
+            tc.depth.set(0);
         }
     }
 }
@@ -168,12 +173,22 @@ impl Recorder for Checker {
     }
 
     fn mutex(&self, op: MutexOp, kind: u32, wait_id: usize) {
+        match op {
+            MutexOp::Acquired => self.lock_acquired(kind, wait_id),
+            MutexOp::Released => self.lock_released(kind, wait_id),
+            _ => {}
+        }
+    }
+
+    fn lock_acquired(&self, kind: u32, lock: usize) {
         if is_lock(kind) {
-            match op {
-                MutexOp::Acquired => acquired(wait_id),
-                MutexOp::Released => released(wait_id),
-                _ => {}
-            }
+            acquired(lock)
+        }
+    }
+
+    fn lock_released(&self, kind: u32, lock: usize) {
+        if is_lock(kind) {
+            released(lock)
         }
     }
 }
@@ -211,10 +226,50 @@ fn is_lock(kind: u32) -> bool {
 
 /// The calling thread's current task set the lock at `lock`. A lock an untied task sets is
 /// not followed: the task may go on, and unset it, on another thread.
+///
+/// The common case (an implicit task sets a lock inside a region) is a few loads and a push
+/// that call nothing, so that the function saves no register: an uncontended lock's set and
+/// unset cost a few nanoseconds, which the checks should not multiply. Anything else is a
+/// tail call to [`acquired_slow`].
 #[inline]
 fn acquired(lock: usize) {
+    if !try_hold(lock) {
+        acquired_slow(lock)
+    }
+}
+
+/// [`acquired`]'s common case: whether it was that case (and is done).
+#[inline(always)]
+fn try_hold(lock: usize) -> bool {
+    let Some(tc) = ThreadChecks::peek() else { return false };
+    let depth = tc.depth.get();
+    if depth == 0 {
+        return true;
+    }
+    let Some(th) = oxiomp_runtime::Thread::peek() else { return false };
+    let task = oxiomp_runtime::task::current(th);
+    if task.is_explicit() {
+        return false;
+    }
+    let Ok(mut held) = tc.held.try_borrow_mut() else { return false };
+    if held.len() == held.capacity() {
+        return false;
+    }
+    held.push(Held {
+        lock,
+        task: task as *const oxiomp_runtime::task::Task as usize,
+        explicit: false,
+        depth,
+    });
+    true
+}
+
+/// [`acquired`] in full.
+#[cold]
+#[inline(never)]
+fn acquired_slow(lock: usize) {
     let Some(tc) = ThreadChecks::get() else { return };
-    let depth = tc.frames.try_borrow().map_or(0, |frames| frames.len());
+    let depth = tc.depth.get();
     if depth == 0 {
         return;
     }
@@ -233,14 +288,41 @@ fn acquired(lock: usize) {
 }
 
 /// The calling thread unset the lock at `lock`: by the task that set it, or else a mistake
-/// (another task of the thread: the runtime refuses an unset on another thread).
+/// (another task of the thread: the runtime refuses an unset on another thread). The common
+/// case, the lock the thread's implicit task set last, unset by that task, calls nothing (as
+/// in [`acquired`]); anything else is a tail call to [`released_slow`].
 #[inline]
 fn released(lock: usize) {
+    if !try_unhold(lock) {
+        released_slow(lock)
+    }
+}
+
+/// [`released`]'s common case: whether it was that case (and is done).
+#[inline(always)]
+fn try_unhold(lock: usize) -> bool {
+    let Some(tc) = ThreadChecks::peek() else { return false };
+    let Some(th) = oxiomp_runtime::Thread::peek() else { return false };
+    let task = oxiomp_runtime::task::current(th) as *const oxiomp_runtime::task::Task as usize;
+    let Ok(mut held) = tc.held.try_borrow_mut() else { return false };
+    match held.last() {
+        Some(h) if h.lock == lock && h.task == task && !h.explicit => {
+            held.pop();
+            true
+        }
+        _ => false,
+    }
+}
+
+/// [`released`] in full.
+#[cold]
+#[inline(never)]
+fn released_slow(lock: usize) {
     let Some(tc) = ThreadChecks::get() else { return };
     let h = {
         let Ok(mut held) = tc.held.try_borrow_mut() else { return };
         let Some(i) = held.iter().rposition(|h| h.lock == lock) else { return };
-        held.swap_remove(i)
+        held.remove(i)
     };
     if h.explicit {
         oxiomp_instrument::task_locks_changed(false);
@@ -307,7 +389,18 @@ fn member_begins(team: usize, tid: u32, size: u32) {
     if let Some(tc) = ThreadChecks::get()
         && let Ok(mut frames) = tc.frames.try_borrow_mut()
     {
-        frames.push(Frame { team, generation, tid, nthreads: size, seq: 0, open: None, region, last: None });
+        frames.push(Frame {
+            team,
+            generation,
+            tid,
+            nthreads: size,
+            seq: 0,
+            open: None,
+            region,
+            last: None,
+            pending: None,
+        });
+        tc.depth.set(frames.len());
     }
 }
 
@@ -392,19 +485,20 @@ fn arrive(meet: Meet) {
                 f.open = Some((meet, place()));
             }
         }
-        let mismatch = f.team.arrive(f.generation, (f.tid, f.nthreads), f.seq, meet, place);
-        f.seq += 1;
-        if let Some(Mismatch { record, differs }) = mismatch {
-            let text = format!(
-                "thread {} reached {} where thread {} reached {}{}",
-                f.tid,
-                describe(&meet, place()),
-                record.first,
-                describe(&record.meet, record.place),
-                differs.map(|d| format!(": {d}")).unwrap_or_default()
-            );
-            report(f.team, text);
+        if let Some((single, at)) = f.pending.take() {
+            if meet.kind == MeetKind::Barrier && meet.ident == 0 {
+                team_arrive(f, Meet { chunk: THEN_BARRIER, ..single }, || at);
+                return;
+            }
+            team_arrive(f, single, || at);
         }
+        if meet.kind == MeetKind::Single && meet.ident == 0 {
+            // gcc's `single`: its implied barrier is a plain `GOMP_barrier` call, which may
+            // come next; the two are then one arrival (see `THEN_BARRIER`).
+            f.pending = Some((meet, place()));
+            return;
+        }
+        team_arrive(f, meet, place);
         if meet.kind == MeetKind::RegionEnd {
             if let Ok(mut held) = tc.held.try_borrow_mut() {
                 if let Some(&Held { lock, .. }) = held.iter().find(|h| h.depth == depth) {
@@ -424,7 +518,26 @@ fn arrive(meet: Meet) {
                 });
             }
             frames.pop();
+            tc.depth.set(frames.len());
         }
+    }
+}
+
+/// Thread `f` arrives at `meet` in its team's records (its place, where its ident does not
+/// say, from `place`), and reports a mismatch with the record of the first thread there.
+fn team_arrive(f: &mut Frame, meet: Meet, place: impl Fn() -> Place) {
+    let mismatch = f.team.arrive(f.generation, (f.tid, f.nthreads), f.seq, meet, &place);
+    f.seq += 1;
+    if let Some(Mismatch { record, differs }) = mismatch {
+        let text = format!(
+            "thread {} reached {} where thread {} reached {}{}",
+            f.tid,
+            describe(&meet, place()),
+            record.first,
+            describe(&record.meet, record.place),
+            differs.map(|d| format!(": {d}")).unwrap_or_default()
+        );
+        report(f.team, text);
     }
 }
 

@@ -11,6 +11,15 @@ use oxiomp_runtime::{Arrival, ArrivalRing};
 
 use super::describe::{Place, same_place};
 
+/// The `chunk` of a gcc `single`'s [`Meet`] that the thread's next meeting, a barrier, joins
+/// (0: another meeting came next, or none). gcc's code ends a `single` with a plain
+/// `GOMP_barrier` call, as it would a `single nowait` followed by an explicit barrier, and
+/// passes no `ident_t` (its barriers are not told apart by place either), so the pair is one
+/// arrival: compared as a whole, it costs the team one cache-line round trip where two would
+/// cost two, and a thread that meets the `single` without the barrier after it, or the
+/// barrier without the `single`, still differs from the others.
+pub(super) const THEN_BARRIER: i64 = 1;
+
 /// The words of a [`Record`] in the ring.
 const WORDS: usize = 10;
 
@@ -151,6 +160,9 @@ fn compare(record: &Record, meet: &Meet) -> Option<Mismatch> {
             }
         }
         MeetKind::Sections if r.upper != meet.upper => other(Some("the section counts differ")),
+        MeetKind::Single if r.chunk != meet.chunk => {
+            other(Some("one of the two threads reached a barrier right after it, the other did not"))
+        }
         _ => None,
     }
 }
@@ -214,6 +226,22 @@ mod tests {
         let m = t.arrive(g, (0, 2), 0, for_loop(49), Place::default).unwrap();
         assert_eq!(m.differs, Some("the loop bounds differ"));
         assert_eq!(m.record.first, 1);
+    }
+
+    #[test]
+    fn a_gcc_single_with_its_barrier_differs_from_one_without() {
+        let t = Records::default();
+        let g = t.begin();
+        let single = Meet::plain(MeetKind::Single, 0);
+        let with_barrier = Meet { chunk: THEN_BARRIER, ..single };
+        assert!(t.arrive(g, (0, 3), 0, with_barrier, Place::default).is_none());
+        assert!(t.arrive(g, (1, 3), 0, with_barrier, Place::default).is_none());
+        let m = t.arrive(g, (2, 3), 0, single, Place::default).unwrap();
+        assert_eq!(
+            m.differs,
+            Some("one of the two threads reached a barrier right after it, the other did not")
+        );
+        assert_eq!((m.record.first, m.record.meet.chunk), (0, THEN_BARRIER));
     }
 
     #[test]

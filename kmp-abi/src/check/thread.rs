@@ -11,6 +11,9 @@ use super::{Frame, Held};
 pub(super) struct ThreadChecks {
     /// The regions the thread is a member of, innermost last.
     pub(super) frames: RefCell<Vec<Frame>>,
+    /// How many regions the thread is a member of: `frames`' length, kept apart so that a
+    /// lock's set reads it without the `RefCell`'s borrow.
+    pub(super) depth: Cell<usize>,
     /// The locks the thread's tasks set inside a region and have not unset.
     pub(super) held: RefCell<Vec<Held>>,
     /// The team this thread looked up last (a hot team is met region after region): found
@@ -59,12 +62,21 @@ impl ThreadChecks {
         Some(unsafe { &*p })
     }
 
+    /// The calling thread's state if it was made (`None` also while the thread ends).
+    #[inline(always)]
+    pub(super) fn peek() -> Option<&'static ThreadChecks> {
+        let p = slot::get();
+        // SAFETY: as in `get`.
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+
     #[cold]
     fn make() -> Option<&'static ThreadChecks> {
         OWNER
             .try_with(|owner| {
                 let fresh = Box::new(ThreadChecks {
                     frames: RefCell::new(Vec::new()),
+                    depth: Cell::new(0),
                     held: RefCell::new(Vec::new()),
                     last_team: Cell::new(None),
                     taken: Cell::new(0),

@@ -7,7 +7,7 @@
 //! chunks out as 64-bit patterns: one path serves both types.
 
 use super::reduction::{self, WsShared};
-use super::sync::barrier;
+use super::sync::implied_barrier_of;
 use super::*;
 
 /// libomp's ordered schedule numbers.
@@ -642,7 +642,7 @@ fn loop_leave(th: Thread) {
 pub extern "C" fn GOMP_loop_end() {
     let th = Thread::current();
     loop_leave(th);
-    barrier(th);
+    implied_barrier_of(th, false);
 }
 
 /// The end of a `nowait` loop: the calling thread leaves it.
@@ -708,7 +708,7 @@ fn next_section(th: Thread) -> u32 {
 pub extern "C" fn GOMP_sections_end() {
     let th = Thread::current();
     sections_leave(th);
-    barrier(th);
+    implied_barrier_of(th, true);
 }
 
 /// The end of a `nowait` `sections` construct.

@@ -1,6 +1,7 @@
 //! Barriers, `single`, `critical` and the atomic lock.
 
 use super::*;
+use crate::Ident;
 use oxiomp_instrument::{Meet, MeetKind};
 
 /// A team barrier (an explicit `barrier`, or the end of a worksharing construct).
@@ -12,6 +13,35 @@ pub extern "C" fn GOMP_barrier() {
 
 pub(super) fn barrier(th: Thread) {
     crate::sync::oxiomp_kmpc_barrier(std::ptr::null(), th.gtid());
+}
+
+/// An `ident_t` that names no place, with the flags clang gives a construct's implied barrier.
+struct ImpliedBarrier(Ident);
+
+// SAFETY: never written; its `psource` points to a static string.
+unsafe impl Sync for ImpliedBarrier {}
+
+const fn implied_barrier(flags: i32) -> ImpliedBarrier {
+    ImpliedBarrier(Ident {
+        reserved_1: 0,
+        flags,
+        reserved_2: 0,
+        reserved_3: 0,
+        psource: c";unknown;unknown;0;0;;".as_ptr(),
+    })
+}
+
+/// The barrier that ends a `for` (clang's flags 0x42): `GOMP_loop_end`'s.
+static LOOP_END: ImpliedBarrier = implied_barrier(0x42);
+/// The barrier that ends a `sections` construct (0xC2): `GOMP_sections_end`'s.
+static SECTIONS_END: ImpliedBarrier = implied_barrier(0xC2);
+
+/// The barrier that ends a worksharing loop, or a `sections` construct if `sections`, marked
+/// as clang marks it: a tool is told of an implicit worksharing barrier, and the run-time checks take it as
+/// the construct's own (one arrival for the loop and its barrier).
+pub(super) fn implied_barrier_of(th: Thread, sections: bool) {
+    let ident = if sections { &SECTIONS_END } else { &LOOP_END };
+    crate::sync::oxiomp_kmpc_barrier(&ident.0, th.gtid());
 }
 
 /// `single`: true for the one thread that runs the block. gcc's code marks no end of the
