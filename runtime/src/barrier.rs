@@ -281,6 +281,7 @@ impl Barrier {
 /// `spinning` ([`Barrier::wait_helping`]): "Barrier: spin wait", if open, and `state` are left
 /// at one instant.
 #[inline(always)]
+#[cfg_attr(loom, allow(dead_code))] // the loom models leave out the teams that call it
 pub(crate) fn trace_end(state: State, spinning: bool) {
     if spinning {
         oxiomp_instrument::record_with(|| [Event::Leave(State::BarrierSpinWait), Event::Leave(state)]);
