@@ -248,11 +248,18 @@ fn a_gcc_built_program_is_named_by_its_debug_lines() {
         others: "'single' at single_barrier.c:9:13",
         differs: ": one of the two threads reached a barrier right after it, the other did not",
     };
+    // Whether a gcc loop ends with a barrier shows only at its end: the barrier is compared.
+    let loop_nowait = Expect {
+        deviant: "the end of the parallel region at loop_nowait.c:11:9",
+        others: "the implicit barrier of a 'for' at loop_nowait.c:19:17",
+        differs: "",
+    };
     let mut failures = Vec::new();
     for (name, accept) in [
         ("barrier", &(|n| e.messages(n)) as &dyn Fn(u32) -> Vec<String>),
         ("single", &|n| skipped.messages(n)),
         ("single_barrier", &|n| no_barrier.messages(n)),
+        ("loop_nowait", &|n| loop_nowait.messages(n)),
         ("held_task", &task),
         ("unset_other", &unset),
     ] {

@@ -456,7 +456,11 @@ fn arrive(meet: Meet) {
         let Ok(mut frames) = tc.frames.try_borrow_mut() else { return };
         let depth = frames.len();
         let Some(f) = frames.last_mut() else { return };
-        let last = f.last.replace(meet.kind);
+        // A construct of gcc's code (no `ident_t`) implies no barrier here: whether a gcc loop
+        // or `sections` ends with one is not part of its meeting (the `nowait` form meets the
+        // same), so the barrier after it is compared on its own. (A gcc `single` and the
+        // barrier after it are joined below instead.)
+        let last = std::mem::replace(&mut f.last, (meet.ident != 0).then_some(meet.kind));
         if meet.kind == MeetKind::Barrier && last.is_some() && implied_by(meet.ident) == last {
             // The implied barrier of the construct the thread met last: every thread that met
             // that construct (checked there) meets this barrier next, so the barrier is not

@@ -657,7 +657,7 @@ pub extern "C" fn GOMP_loop_end_nowait() {
 pub extern "C" fn GOMP_loop_end_cancel() -> bool {
     let th = Thread::current();
     loop_leave(th);
-    super::sync::cancel_barrier(th)
+    super::sync::implied_cancel_barrier_of(th, false)
 }
 
 /// A `sections` construct of `count` sections: the number (from 1) of the calling thread's
@@ -724,7 +724,7 @@ pub extern "C" fn GOMP_sections_end_nowait() {
 pub extern "C" fn GOMP_sections_end_cancel() -> bool {
     let th = Thread::current();
     sections_leave(th);
-    super::sync::cancel_barrier(th)
+    super::sync::implied_cancel_barrier_of(th, true)
 }
 
 fn sections_leave(th: Thread) {

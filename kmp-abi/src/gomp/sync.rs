@@ -36,12 +36,22 @@ static LOOP_END: ImpliedBarrier = implied_barrier(0x42);
 /// The barrier that ends a `sections` construct (0xC2): `GOMP_sections_end`'s.
 static SECTIONS_END: ImpliedBarrier = implied_barrier(0xC2);
 
+/// The `ident_t` of the barrier that ends a worksharing loop, or a `sections` construct if
+/// `sections`.
+fn implied(sections: bool) -> &'static Ident {
+    if sections { &SECTIONS_END.0 } else { &LOOP_END.0 }
+}
+
 /// The barrier that ends a worksharing loop, or a `sections` construct if `sections`, marked
-/// as clang marks it: a tool is told of an implicit worksharing barrier, and the run-time checks take it as
-/// the construct's own (one arrival for the loop and its barrier).
+/// as clang marks it: a tool is told of an implicit worksharing barrier, a hang report names
+/// it so.
 pub(super) fn implied_barrier_of(th: Thread, sections: bool) {
-    let ident = if sections { &SECTIONS_END } else { &LOOP_END };
-    crate::sync::oxiomp_kmpc_barrier(&ident.0, th.gtid());
+    crate::sync::oxiomp_kmpc_barrier(implied(sections), th.gtid());
+}
+
+/// [`implied_barrier_of`] in a cancellable region: true when the region was cancelled.
+pub(super) fn implied_cancel_barrier_of(th: Thread, sections: bool) -> bool {
+    crate::sync::__kmpc_cancel_barrier(implied(sections), th.gtid()) != 0
 }
 
 /// `single`: true for the one thread that runs the block. gcc's code marks no end of the
